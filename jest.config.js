@@ -1,0 +1,23 @@
+/** Jest 30 + ts-jest in ESM mode; run through `npm test` (NODE_OPTIONS=--experimental-vm-modules). */
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { warnOnly: false } }],
+};
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform,
+  testEnvironment: 'node',
+};
+
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/lib/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.spec.ts'],
+      globalSetup: '<rootDir>/test/harness/global-setup.ts',
+    },
+  ],
+  testTimeout: 30000,
+};

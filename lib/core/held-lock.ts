@@ -1,0 +1,105 @@
+import { LockLostError, type LockLossReason } from '../errors/lock.errors.js';
+import type { ReleaseResult } from '../stores/lock-store.interface.js';
+import type { WatchedLease } from './lease-watchdog.js';
+import type { Lock } from './lock.interface.js';
+
+/** What a held lock asks of the engine that created it. */
+export interface LeaseKeeper {
+  releaseLease(lock: HeldLock): Promise<ReleaseResult>;
+  extendLease(lock: HeldLock, ttl: number): Promise<void>;
+}
+
+export interface LeaseTerms {
+  readonly key: string;
+  readonly keys: readonly string[];
+  readonly fullKeys: readonly string[];
+  readonly token: string;
+  readonly fences?: readonly number[];
+  readonly ttl: number;
+  readonly autoRenew: boolean;
+  /** When the acquire attempt was sent (`performance.now()`). */
+  readonly startedAt: number;
+  readonly holdUntil: number;
+}
+
+/** A lock this process holds in the store. */
+export class HeldLock implements Lock, WatchedLease {
+  readonly key: string;
+  readonly keys: readonly string[];
+  readonly token: string;
+  readonly fences?: readonly number[];
+  readonly ttl: number;
+  readonly autoRenew: boolean;
+  readonly holdUntil: number;
+  /** The store's keys (prefix applied). */
+  readonly fullKeys: readonly string[];
+  readonly acquiredAt = performance.now();
+  expiresAt: number;
+  private state: 'held' | 'released' | 'lost' = 'held';
+  private releasing?: Promise<ReleaseResult>;
+  private readonly controller = new AbortController();
+
+  constructor(
+    private readonly keeper: LeaseKeeper,
+    terms: LeaseTerms,
+  ) {
+    this.key = terms.key;
+    this.keys = terms.keys;
+    this.fullKeys = terms.fullKeys;
+    this.token = terms.token;
+    this.fences = terms.fences;
+    this.ttl = terms.ttl;
+    this.autoRenew = terms.autoRenew;
+    this.holdUntil = terms.holdUntil;
+    this.expiresAt = Math.min(terms.startedAt + terms.ttl, terms.holdUntil);
+  }
+
+  get fence(): number | undefined {
+    return this.fences?.[0];
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get isHeld(): boolean {
+    return this.state === 'held' && performance.now() < this.expiresAt;
+  }
+
+  get lost(): boolean {
+    return this.state === 'lost';
+  }
+
+  remainingTime(): number {
+    return this.state === 'held' ? Math.max(0, this.expiresAt - performance.now()) : 0;
+  }
+
+  extend(ttl = this.ttl): Promise<void> {
+    if (this.state !== 'held') return Promise.reject(new LockLostError(this.key, 'expired'));
+    return this.keeper.extendLease(this, ttl);
+  }
+
+  release(): Promise<ReleaseResult> {
+    this.releasing ??= this.keeper.releaseLease(this);
+    return this.releasing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** Called by the engine: marks the lock released; false if it had already ended. */
+  markReleased(): boolean {
+    if (this.state !== 'held') return false;
+    this.state = 'released';
+    return true;
+  }
+
+  /** Called by the engine: marks the lock lost and aborts its signal; false if it had already ended. */
+  markLost(reason: LockLossReason): boolean {
+    if (this.state !== 'held') return false;
+    this.state = 'lost';
+    this.controller.abort(new LockLostError(this.key, reason));
+    return true;
+  }
+}

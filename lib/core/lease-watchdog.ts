@@ -1,0 +1,158 @@
+import type { LockLossReason } from '../errors/lock.errors.js';
+import type { ExtendResult, LeaseExtension } from '../stores/lock-store.interface.js';
+
+/** What the watchdog needs to know about a held lease. Times are `performance.now()` ms. */
+export interface WatchedLease {
+  /** The store's keys (prefix applied). */
+  readonly fullKeys: readonly string[];
+  readonly token: string;
+  readonly ttl: number;
+  readonly autoRenew: boolean;
+  /** Local deadline: the lease surely ends no later than this in the store. */
+  expiresAt: number;
+  /** Renewal stops here (`maxHold`). */
+  readonly holdUntil: number;
+}
+
+export interface WatchdogHooks {
+  extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
+  renewed(lease: WatchedLease, ttl: number): void;
+  lost(lease: WatchedLease, reason: LockLossReason): void;
+  failed(error: unknown): void;
+}
+
+interface Schedule {
+  renewAt: number;
+  renewing: boolean;
+  unreachable: boolean;
+}
+
+/**
+ * One timer for every held lease. It renews auto-renewed leases every ttl/3, batching those
+ * that fall due together into one store call, and declares a lease lost when renewal says it
+ * is gone or when its local deadline passes (renewal failed, `maxHold`, or no auto-renewal).
+ */
+export class LeaseWatchdog {
+  private readonly leases = new Map<WatchedLease, Schedule>();
+  private timer?: NodeJS.Timeout;
+  private timerAt = Infinity;
+
+  constructor(private readonly hooks: WatchdogHooks) {}
+
+  get size(): number {
+    return this.leases.size;
+  }
+
+  add(lease: WatchedLease): void {
+    this.leases.set(lease, { renewAt: performance.now() + interval(lease), renewing: false, unreachable: false });
+    this.schedule();
+  }
+
+  /** Re-arms a lease renewed outside the watchdog (a manual `extend`). */
+  touch(lease: WatchedLease): void {
+    const entry = this.leases.get(lease);
+    if (entry) entry.renewAt = performance.now() + interval(lease);
+    this.schedule();
+  }
+
+  delete(lease: WatchedLease): void {
+    this.leases.delete(lease);
+    if (this.leases.size === 0) this.stopTimer();
+  }
+
+  stop(): void {
+    this.leases.clear();
+    this.stopTimer();
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = performance.now();
+    const due: WatchedLease[] = [];
+    for (const [lease, entry] of this.leases) {
+      if (now >= lease.expiresAt) {
+        this.leases.delete(lease);
+        this.hooks.lost(lease, lossReason(lease, entry, now));
+      } else if (renewable(lease, entry, now) && entry.renewAt <= now + interval(lease) / 2) {
+        due.push(lease);
+      }
+    }
+    if (due.length > 0) this.renew(due, now);
+    this.schedule();
+  }
+
+  private renew(due: WatchedLease[], sentAt: number): void {
+    const requests = due.map((lease) => ({ keys: lease.fullKeys, token: lease.token, ttl: renewalTtl(lease, sentAt) }));
+    for (const lease of due) this.leases.get(lease)!.renewing = true;
+    this.hooks.extend(requests).then(
+      (results) => results.forEach((result, i) => this.settle(due[i], requests[i].ttl, sentAt, result)),
+      (error: unknown) => {
+        this.hooks.failed(error);
+        for (const lease of due) this.retrySoon(lease);
+      },
+    ).finally(() => this.schedule());
+  }
+
+  private settle(lease: WatchedLease, ttl: number, sentAt: number, result: ExtendResult): void {
+    const entry = this.leases.get(lease);
+    if (!entry) return;
+    entry.renewing = false;
+    if (result !== 'extended') {
+      this.leases.delete(lease);
+      this.hooks.lost(lease, result);
+      return;
+    }
+    entry.unreachable = false;
+    entry.renewAt = sentAt + interval(lease);
+    lease.expiresAt = Math.max(lease.expiresAt, sentAt + ttl);
+    this.hooks.renewed(lease, ttl);
+  }
+
+  private retrySoon(lease: WatchedLease): void {
+    const entry = this.leases.get(lease);
+    if (!entry) return;
+    entry.renewing = false;
+    entry.unreachable = true;
+    entry.renewAt = performance.now() + Math.max(10, interval(lease) / 4);
+  }
+
+  private schedule(): void {
+    let next = Infinity;
+    const now = performance.now();
+    for (const [lease, entry] of this.leases) {
+      const at = renewable(lease, entry, now) ? Math.min(entry.renewAt, lease.expiresAt) : lease.expiresAt;
+      if (at < next) next = at;
+    }
+    if (next === Infinity) return this.stopTimer();
+    if (this.timer && this.timerAt <= next) return;
+    this.stopTimer();
+    this.timerAt = next;
+    this.timer = setTimeout(() => this.tick(), Math.max(0, next - now));
+    this.timer.unref();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+}
+
+function interval(lease: WatchedLease): number {
+  return lease.ttl / 3;
+}
+
+function renewable(lease: WatchedLease, entry: Schedule, now: number): boolean {
+  return lease.autoRenew && !entry.renewing && now < lease.holdUntil;
+}
+
+function renewalTtl(lease: WatchedLease, now: number): number {
+  return Math.max(1, Math.min(lease.ttl, Math.ceil(lease.holdUntil - now)));
+}
+
+function lossReason(lease: WatchedLease, entry: Schedule, now: number): LockLossReason {
+  if (entry.unreachable) return 'unreachable';
+  if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';
+  return 'expired';
+}

@@ -1,0 +1,315 @@
+import { LockBusyError, LockLostError, LockStoreError, type LockLossReason } from '../errors/lock.errors.js';
+import type { LockOptions, ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockStore, ReleaseResult } from '../stores/lock-store.interface.js';
+import { HeldLock, type LeaseKeeper } from './held-lock.js';
+import { LeaseWatchdog } from './lease-watchdog.js';
+import { findHeldLock, heldKeys, runHoldingLock } from './lock-context.js';
+import { LockEventBus, type LockEvent } from './lock.events.js';
+import type { Lock } from './lock.interface.js';
+import { narrowLockRequest, prepareLockRequest, type LockRequest } from './lock-request.js';
+import { MAX_TTL, validateLockOptions } from './lock-options.validation.js';
+import { newLockToken } from './lock-token.js';
+import { NestedLock } from './nested-lock.js';
+import { callStore } from './store-call.js';
+import { WaitQueue, type AttemptOutcome, type Grant, type Waiter } from './wait-queue.js';
+
+export interface LockEngineConfig {
+  readonly store: LockStore;
+  readonly keyPrefix: string;
+  readonly defaults: ResolvedLockOptions;
+  /** Longest a single store call may take before it fails with `LockStoreError`. */
+  readonly storeTimeout: number;
+  /** Longest sleep of a waiter that gets no release notification. */
+  readonly pollCap: number;
+  /** Status code carried by `LockBusyError`. */
+  readonly busyStatusCode: number;
+  /** Close the store on `close()` (false for a store the user passed in). */
+  readonly closeStore: boolean;
+}
+
+type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
+
+/**
+ * The lock engine: acquiring with a local FIFO queue per key, renewal, reentrancy, release and
+ * shutdown, over any `LockStore`. Plain TypeScript; the Nest face wraps it.
+ */
+export class LockEngine implements LeaseKeeper {
+  private readonly bus = new LockEventBus();
+  readonly events$ = this.bus.events$;
+  private readonly queues = new Map<string, WaitQueue>();
+  private readonly held = new Map<HeldLock, WaitQueue>();
+  private readonly watchdog: LeaseWatchdog;
+  private closed = false;
+
+  constructor(private readonly config: LockEngineConfig) {
+    this.watchdog = new LeaseWatchdog({
+      extend: (leases) => this.storeCall(config.store.extend(leases), undefined, 'extend'),
+      renewed: (lease, ttl) => this.emit({ type: 'renewed', key: (lease as HeldLock).key, ttl }),
+      lost: (lease, reason) => this.lose(lease as HeldLock, reason),
+      failed: () => undefined,
+    });
+  }
+
+  /** Number of locks held through this engine (nested acquisitions not counted). */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    const request = prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
+    return this.acquireRequest(request);
+  }
+
+  async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | undefined> {
+    const request = prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
+    try {
+      return await this.acquireRequest({ ...request, options: { ...request.options, wait: 0 } });
+    } catch (error) {
+      if (error instanceof LockBusyError) return undefined;
+      throw error;
+    }
+  }
+
+  async withLock<T>(
+    key: string | readonly string[],
+    fn: (lock: Lock) => T | Promise<T>,
+    options?: LockOptions,
+  ): Promise<T> {
+    const request = prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
+    const lock = await this.acquireRequest(request);
+    try {
+      return await runHoldingLock(this, lock, request.fullKeys, () => fn(lock));
+    } finally {
+      // The work is done; a release the store cannot confirm still ends when the lease does.
+      await lock.release().catch(() => undefined);
+    }
+  }
+
+  /** Takes a validated request; returns a nested handle when the call chain holds the keys. */
+  async acquireRequest(request: LockRequest): Promise<Lock> {
+    const outer = findHeldLock(this, request.fullKeys);
+    if (outer) return new NestedLock(outer);
+    const held = heldKeys(this);
+    const missing = new Set(request.fullKeys.filter((key) => !held.has(key)));
+    const needed = missing.size < request.fullKeys.length ? narrowLockRequest(request, missing, this.config.keyPrefix) : request;
+    return this.take(needed);
+  }
+
+  /** Runs `fn` with `lock` recorded as held by the call chain. */
+  runHolding<T>(lock: Lock, fullKeys: readonly string[], fn: () => T): T {
+    return runHoldingLock(this, lock, fullKeys, fn);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const shuttingDown = new LockStoreError(undefined, 'the lock service is shutting down; no new locks are granted.');
+    for (const queue of this.queues.values()) queue.failAll(shuttingDown);
+    this.watchdog.stop();
+    await Promise.allSettled([...this.held.keys()].map((lock) => lock.release()));
+    if (this.config.closeStore) await this.config.store.close();
+    this.bus.complete();
+  }
+
+  private async take(request: LockRequest): Promise<Lock> {
+    const { signal, wait } = request.options;
+    signal?.throwIfAborted();
+    if (this.closed) throw new LockStoreError(request.label, 'the lock service has shut down.');
+    const queue = this.queueFor(request);
+    if (wait === 0 && queue.heldHere) throw this.busy(request);
+    if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
+    queue.beginOutsideAttempt();
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await this.attempt(request);
+    } catch (error) {
+      queue.endOutsideAttempt(false);
+      throw error;
+    }
+    if ('grant' in outcome) {
+      queue.endOutsideAttempt(true);
+      return this.hold(request, queue, outcome.grant);
+    }
+    if (this.bus.listening) this.emit({ type: 'contended', key: request.label, pttl: outcome.pttl });
+    if (wait === 0) {
+      queue.endOutsideAttempt(false);
+      throw this.busy(request);
+    }
+    const waiting = this.enqueue(request, queue, true);
+    queue.endOutsideAttempt(false);
+    return waiting;
+  }
+
+  private enqueue(request: LockRequest, queue: WaitQueue, first: boolean): Promise<Lock> {
+    const { wait, signal } = request.options;
+    return new Promise<Lock>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        waiter.settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const giveUp = (error: unknown): void => {
+        if (waiter.settled) return;
+        finish();
+        queue.withdraw(waiter);
+        reject(error);
+      };
+      const onAbort = (): void => giveUp(signal!.reason);
+      const waiter: Waiter & { settled: boolean } = {
+        settled: false,
+        attempt: () => this.attempt(request),
+        deliver: (grant) => {
+          finish();
+          try {
+            resolve(this.hold(request, queue, grant));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        fail: (error) => {
+          finish();
+          reject(error);
+        },
+      };
+      const remaining = request.startedAt + wait - performance.now();
+      if (remaining < MAX_TTL) timer = setTimeout(() => giveUp(this.busy(request)), Math.max(1, remaining));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.enqueue(waiter, first);
+    });
+  }
+
+  private async attempt(request: LockRequest): Promise<AttemptOutcome> {
+    const { ttl, maxHold, fencing } = request.options;
+    const token = newLockToken();
+    const startedAt = performance.now();
+    const { store } = this.config;
+    const result = await this.storeCall(
+      store.tryAcquire({ keys: request.fullKeys, token, ttl: Math.min(ttl, maxHold ?? ttl), fencing }),
+      request.label,
+      'acquire',
+      (late) => {
+        if (late.acquired) store.release(request.fullKeys, token).catch(() => undefined);
+      },
+    );
+    return result.acquired ? { grant: { token, fences: result.fences, startedAt } } : { pttl: result.pttl };
+  }
+
+  private hold(request: LockRequest, queue: WaitQueue, grant: Grant): Lock {
+    const { options } = request;
+    const lock = new HeldLock(this, {
+      key: request.label,
+      keys: request.names,
+      fullKeys: request.fullKeys,
+      token: grant.token,
+      fences: grant.fences,
+      ttl: options.ttl,
+      autoRenew: options.autoRenew,
+      startedAt: grant.startedAt,
+      holdUntil: options.maxHold === undefined ? Infinity : grant.startedAt + options.maxHold,
+    });
+    this.held.set(lock, queue);
+    this.watchdog.add(lock);
+    if (this.bus.listening) {
+      const waited = performance.now() - request.startedAt;
+      this.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });
+    }
+    if (options.signal?.aborted) {
+      void lock.release().catch(() => undefined);
+      throw options.signal.reason;
+    }
+    return lock;
+  }
+
+  async releaseLease(lock: HeldLock): Promise<ReleaseResult> {
+    // Sent before the next local waiter is woken, so its attempt queues behind this release on
+    // the same connection: the hand-off costs one round trip, not two.
+    const pending = this.storeCall(this.config.store.release(lock.fullKeys, lock.token), lock.key, 'release');
+    if (lock.markReleased()) this.forget(lock);
+    const result = await pending;
+    if (this.bus.listening) {
+      this.emit({ type: 'released', key: lock.key, held: performance.now() - lock.acquiredAt, result });
+    }
+    return result;
+  }
+
+  async extendLease(lock: HeldLock, ttl: number): Promise<void> {
+    if (ttl !== lock.ttl) validateLockOptions({ ttl }, `Extending lock "${lock.key}"`);
+    const sentAt = performance.now();
+    const lease = { keys: lock.fullKeys, token: lock.token, ttl };
+    const [result] = await this.storeCall(this.config.store.extend([lease]), lock.key, 'extend');
+    if (result !== 'extended') {
+      this.lose(lock, result);
+      throw new LockLostError(lock.key, result);
+    }
+    lock.expiresAt = Math.max(lock.expiresAt, sentAt + ttl);
+    this.watchdog.touch(lock);
+    this.emit({ type: 'renewed', key: lock.key, ttl });
+  }
+
+  private lose(lock: HeldLock, reason: LockLossReason): void {
+    if (!lock.markLost(reason)) return;
+    this.forget(lock);
+    const held = performance.now() - lock.acquiredAt;
+    if (!lock.autoRenew && reason === 'expired') this.emit({ type: 'expired', key: lock.key, held });
+    else this.emit({ type: 'lost', key: lock.key, held, reason });
+  }
+
+  private forget(lock: HeldLock): void {
+    const queue = this.held.get(lock);
+    this.held.delete(lock);
+    this.watchdog.delete(lock);
+    queue?.holderLeft();
+  }
+
+  private queueFor(request: LockRequest): WaitQueue {
+    const id = request.fullKeys.join('\n');
+    let queue = this.queues.get(id);
+    if (!queue) {
+      queue = new WaitQueue({
+        subscribe: (onRelease) => this.subscribe(request, onRelease),
+        discard: (grant) => {
+          this.config.store.release(request.fullKeys, grant.token).catch(() => undefined);
+        },
+        idle: () => {
+          if (this.queues.get(id) === queue) this.queues.delete(id);
+        },
+        pollCap: this.config.pollCap,
+      });
+      this.queues.set(id, queue);
+    }
+    return queue;
+  }
+
+  private async subscribe(request: LockRequest, onRelease: () => void): Promise<() => void> {
+    const { store } = this.config;
+    const results = await Promise.allSettled(
+      request.fullKeys.map((key) => this.storeCall(store.subscribe(key, onRelease), request.label, 'subscribe')),
+    );
+    const unsubscribes = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const unsubscribeAll = (): void => unsubscribes.forEach((unsubscribe) => unsubscribe());
+    const failure = results.find((result) => result.status === 'rejected');
+    if (failure) {
+      unsubscribeAll();
+      throw failure.reason;
+    }
+    return unsubscribeAll;
+  }
+
+  private busy(request: LockRequest): LockBusyError {
+    const waited = performance.now() - request.startedAt;
+    if (this.bus.listening) this.emit({ type: 'busy', key: request.label, waited });
+    return new LockBusyError(request.label, waited, this.config.busyStatusCode);
+  }
+
+  private storeCall<T>(operation: Promise<T>, key: string | undefined, what: StoreOperation, late?: (result: T) => void): Promise<T> {
+    return callStore(operation, key, what, this.config.storeTimeout, late).catch((error: Error) => {
+      this.emit({ type: 'error', key, operation: what, error });
+      throw error;
+    });
+  }
+
+  private emit(event: LockEvent): void {
+    if (this.bus.listening) this.bus.emit(event);
+  }
+}

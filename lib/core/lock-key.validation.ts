@@ -1,0 +1,43 @@
+import { LockKeyError } from '../errors/lock.errors.js';
+import { describe } from './lock-options.validation.js';
+
+/** Longest key name accepted, in UTF-8 bytes. */
+export const MAX_KEY_BYTES = 1024;
+
+// eslint-disable-next-line no-control-regex
+const controlCharacter = /[\u0000-\u001f\u007f]/;
+
+/** Checks a key name, or a list of them for a multi-key lock, before anything reaches Redis. */
+export function validateLockKeys(key: unknown): readonly string[] {
+  if (Array.isArray(key)) {
+    if (key.length === 0) {
+      throw new LockKeyError('A multi-key lock needs at least one key; got an empty array.');
+    }
+    key.forEach(validateLockKey);
+    const unique = [...new Set(key as string[])];
+    return unique.sort();
+  }
+  validateLockKey(key);
+  return [key as string];
+}
+
+function validateLockKey(key: unknown): void {
+  if (typeof key !== 'string') {
+    throw new LockKeyError(`A lock key must be a string, got ${describe(key)}.`);
+  }
+  if (key.length === 0) {
+    throw new LockKeyError('A lock key must not be empty. Name the resource you are locking.');
+  }
+  if (Buffer.byteLength(key) > MAX_KEY_BYTES) {
+    throw new LockKeyError(
+      `Lock key ${describe(key)} is longer than ${MAX_KEY_BYTES} bytes. Lock on a short id, or a hash of the long value.`,
+      key.slice(0, 40),
+    );
+  }
+  if (controlCharacter.test(key)) {
+    throw new LockKeyError(
+      `Lock key ${describe(key)} contains a control character. Use printable characters only.`,
+      key,
+    );
+  }
+}

@@ -1,0 +1,90 @@
+import { LockOptionsError } from '../errors/lock.errors.js';
+import type { LockOptions, ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
+
+export const MAX_TTL = 2 ** 31 - 1;
+
+export const DEFAULT_LOCK_OPTIONS: ResolvedLockOptions = Object.freeze({
+  ttl: 30_000,
+  wait: 10_000,
+  autoRenew: true,
+  fencing: false,
+});
+
+const knownOptions = new Set<string>(['ttl', 'wait', 'autoRenew', 'maxHold', 'fencing', 'signal']);
+
+/**
+ * Checks options given from TypeScript or plain JavaScript. Unknown names are rejected: a typo
+ * such as `tll` would otherwise silently fall back to the default.
+ */
+export function validateLockOptions(
+  options: unknown,
+  where: string,
+  extraNames: ReadonlySet<string> = new Set(),
+): asserts options is LockOptions {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new LockOptionsError(`${where}: lock options must be an object, got ${describe(options)}.`);
+  }
+  const record = options as Record<string, unknown>;
+  for (const name of Object.keys(record)) {
+    if (!knownOptions.has(name) && !extraNames.has(name)) {
+      const known = [...knownOptions, ...extraNames].join(', ');
+      throw new LockOptionsError(`${where}: unknown lock option "${name}". Known options: ${known}.`);
+    }
+  }
+  const { ttl, wait, maxHold, autoRenew, fencing, signal } = record;
+  if (ttl !== undefined) checkTtl(ttl, where);
+  if (wait !== undefined && (typeof wait !== 'number' || Number.isNaN(wait) || wait < 0)) {
+    throw new LockOptionsError(
+      `${where}: "wait" must be a number of ms ≥ 0 (or Infinity), got ${describe(wait)}.`,
+    );
+  }
+  if (maxHold !== undefined && !isPositiveInteger(maxHold)) {
+    throw new LockOptionsError(
+      `${where}: "maxHold" must be a positive integer number of ms, got ${describe(maxHold)}.`,
+    );
+  }
+  checkBoolean(autoRenew, 'autoRenew', where);
+  checkBoolean(fencing, 'fencing', where);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new LockOptionsError(`${where}: "signal" must be an AbortSignal, got ${describe(signal)}.`);
+  }
+}
+
+/** Layers per-call options over defaults; `undefined` values do not override. */
+export function resolveLockOptions(
+  defaults: ResolvedLockOptions,
+  options: LockOptions | undefined,
+): ResolvedLockOptions {
+  if (!options) return defaults;
+  const resolved: ResolvedLockOptions = { ...defaults };
+  for (const [name, value] of Object.entries(options)) {
+    if (value !== undefined) (resolved as unknown as Record<string, unknown>)[name] = value;
+  }
+  return resolved;
+}
+
+function checkTtl(ttl: unknown, where: string): void {
+  if (!isPositiveInteger(ttl) || ttl > MAX_TTL) {
+    throw new LockOptionsError(
+      `${where}: "ttl" must be an integer number of ms from 1 to ${MAX_TTL}, got ${describe(ttl)}.`,
+    );
+  }
+}
+
+function checkBoolean(value: unknown, name: string, where: string): void {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new LockOptionsError(`${where}: "${name}" must be a boolean, got ${describe(value)}.`);
+  }
+}
+
+function isPositiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0;
+}
+
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}

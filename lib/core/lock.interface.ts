@@ -1,0 +1,31 @@
+import type { ReleaseResult } from '../stores/lock-store.interface.js';
+
+/** A held lock. Release it with `release()`, or let `await using` do it. */
+export interface Lock extends AsyncDisposable {
+  /** The key as you named it (keys joined with `+` for a multi-key lock). */
+  readonly key: string;
+  /** Every key of the lock, sorted. */
+  readonly keys: readonly string[];
+  /** The owner token stored as the key's value in Redis. */
+  readonly token: string;
+  /** The fencing token, when acquired with `fencing: true` (the first key's, for a multi-key lock). */
+  readonly fence?: number;
+  /** One fencing token per key of `keys`, when acquired with `fencing: true`. */
+  readonly fences?: readonly number[];
+  /** Aborts, with a `LockLostError` as reason, when the lock stops being ours before release. */
+  readonly signal: AbortSignal;
+  /** True until the lock is released or lost. */
+  readonly isHeld: boolean;
+  /** Milliseconds left on the lease, by this process's monotonic clock (0 once not held). */
+  remainingTime(): number;
+  /**
+   * Re-arms the lease to `ttl` ms (default: the lock's ttl). Throws `LockLostError` if the lock
+   * is no longer ours.
+   */
+  extend(ttl?: number): Promise<void>;
+  /**
+   * Releases the lock. Idempotent. Reports `'expired'` if the lease had already run out and
+   * `'stolen'` if another owner holds the key now (their key is left alone).
+   */
+  release(): Promise<ReleaseResult>;
+}

@@ -1,0 +1,104 @@
+/**
+ * Every error this library throws is a {@link LockError}. Each one carries the lock key and a
+ * message that says what to do about it.
+ *
+ * The errors also have the shape of the `http-errors` package (`statusCode`, `status`,
+ * `expose`), so Nest's default exception filter answers with the right status code (409 for a
+ * busy lock, 503 for an unreachable store) without a filter of the user's and without this
+ * file importing anything from Nest.
+ */
+export abstract class LockError extends Error {
+  /** A stable, machine-readable code, e.g. `'LOCK_BUSY'`. */
+  abstract readonly code: string;
+  /** HTTP status Nest answers with when this error escapes a request handler. */
+  readonly statusCode: number;
+  /** Same as {@link statusCode}; part of the `http-errors` shape. */
+  readonly status: number;
+  /** Whether the message is safe to show to an HTTP client. */
+  readonly expose: boolean;
+
+  protected constructor(
+    message: string,
+    /** The lock key (without the module's prefix) the error is about. */
+    readonly key: string | undefined,
+    statusCode: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+    this.statusCode = statusCode;
+    this.status = statusCode;
+    this.expose = statusCode < 500 || statusCode === 503;
+  }
+}
+
+/** The lock is held by someone else and could not be taken within `wait`. */
+export class LockBusyError extends LockError {
+  readonly code = 'LOCK_BUSY';
+
+  constructor(
+    key: string,
+    /** How long the acquire waited, in ms. */
+    readonly waited: number,
+    statusCode = 409,
+  ) {
+    super(
+      `Lock "${key}" is busy: another holder kept it for the whole wait of ${Math.round(waited)} ms. ` +
+        'Retry later, or raise the `wait` option.',
+      key,
+      statusCode,
+    );
+  }
+}
+
+/** Why a held lock stopped being ours. */
+export type LockLossReason = 'expired' | 'stolen' | 'unreachable' | 'max-hold';
+
+const lossAdvice: Record<LockLossReason, string> = {
+  expired:
+    'its key is gone from the store (the lease ran out, or someone deleted it). Use a longer `ttl` or keep `autoRenew` on.',
+  stolen: 'another owner holds the key now. Something deleted or overwrote it behind our back.',
+  unreachable:
+    'the store could not be reached to renew it before the lease ran out. Check the Redis connection.',
+  'max-hold': 'it was held for longer than `maxHold`. Make the critical section shorter or raise `maxHold`.',
+};
+
+/** A lock we held is no longer ours. Stop the work it protected. */
+export class LockLostError extends LockError {
+  readonly code = 'LOCK_LOST';
+
+  constructor(
+    key: string,
+    readonly reason: LockLossReason,
+  ) {
+    super(`Lock "${key}" was lost: ${lossAdvice[reason]}`, key, 503);
+  }
+}
+
+/** The store (Redis) failed or could not be reached. Never means "busy". */
+export class LockStoreError extends LockError {
+  readonly code = 'LOCK_STORE_UNAVAILABLE';
+
+  constructor(key: string | undefined, detail: string, cause?: unknown) {
+    const subject = key === undefined ? 'The lock store' : `Lock "${key}"`;
+    super(`${subject}: ${detail}`, key, 503, { cause });
+  }
+}
+
+/** A lock key (or key template) is invalid. Nothing was sent to the store. */
+export class LockKeyError extends LockError {
+  readonly code = 'LOCK_KEY_INVALID';
+
+  constructor(message: string, key?: string) {
+    super(message, key, 400);
+  }
+}
+
+/** Lock or module options are invalid. Nothing was sent to the store. */
+export class LockOptionsError extends LockError {
+  readonly code = 'LOCK_OPTIONS_INVALID';
+
+  constructor(message: string, key?: string) {
+    super(message, key, 500);
+  }
+}

@@ -1,0 +1,25 @@
+export { LockModule } from './lock.module.js';
+export { LockService } from './lock.service.js';
+export type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
+export type { LockOptions } from './interfaces/lock-options.interface.js';
+export type { Lock } from './core/lock.interface.js';
+export type { LockEvent, LockEventType } from './core/lock.events.js';
+export { currentLock } from './core/lock-context.js';
+export {
+  LockError,
+  LockBusyError,
+  LockLostError,
+  LockStoreError,
+  LockKeyError,
+  LockOptionsError,
+  type LockLossReason,
+} from './errors/lock.errors.js';
+export type {
+  LockStore,
+  AcquireRequest,
+  AcquireAttempt,
+  LeaseExtension,
+  ReleaseResult,
+  ExtendResult,
+} from './stores/lock-store.interface.js';
+export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis-lock.store.js';

@@ -1,0 +1,43 @@
+/** Options for one lock acquisition. Module-wide defaults come from `LockModuleOptions.defaults`. */
+export interface LockOptions {
+  /**
+   * Lease length in milliseconds: how long the key lives in Redis if it is neither renewed nor
+   * released. An integer from 1 to 2^31−1.
+   * @default 30000
+   */
+  ttl?: number;
+  /**
+   * How long, in milliseconds, an acquire may wait for a busy lock before it throws
+   * `LockBusyError`. `0` tries once; `Infinity` waits until the lock is free or `signal` aborts.
+   * @default 10000
+   */
+  wait?: number;
+  /**
+   * Renew the lease every `ttl / 3` while the lock is held, so long work keeps it.
+   * @default true
+   */
+  autoRenew?: boolean;
+  /**
+   * Upper bound, in milliseconds, on how long renewal may keep the lock. After that the lease
+   * is left to run out and the lock's `signal` aborts with `LockLostError` (reason `max-hold`),
+   * so a hung holder cannot keep the lock for ever.
+   * @default undefined (no bound)
+   */
+  maxHold?: number;
+  /**
+   * Also issue a fencing token: a number that strictly increases with each acquisition of the
+   * key, available as `lock.fence`. Compare it at the resource to reject stale writers.
+   * @default false
+   */
+  fencing?: boolean;
+  /**
+   * Cancels a pending acquire. The acquire rejects with the signal's reason and leaves nothing
+   * behind in the store. It has no effect once the lock is held.
+   * @default undefined
+   */
+  signal?: AbortSignal;
+}
+
+/** The options with every default applied. */
+export type ResolvedLockOptions = Required<Omit<LockOptions, 'maxHold' | 'signal'>> &
+  Pick<LockOptions, 'maxHold' | 'signal'>;

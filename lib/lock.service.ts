@@ -1,0 +1,51 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import type { LockEngine } from './core/lock-engine.js';
+import type { LockEvent } from './core/lock.events.js';
+import type { Lock } from './core/lock.interface.js';
+import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
+import type { LockOptions } from './interfaces/lock-options.interface.js';
+import { createLockEngine } from './lock-engine.factory.js';
+import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
+
+/** Takes and releases distributed locks. Inject it anywhere `LockModule` is imported. */
+@Injectable()
+export class LockService implements OnApplicationShutdown {
+  /** @internal */
+  readonly engine: LockEngine;
+
+  constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions) {
+    this.engine = createLockEngine(options);
+  }
+
+  /** Every lock state change: acquired, contended, busy, released, renewed, expired, lost, error. */
+  get events$(): Observable<LockEvent> {
+    return this.engine.events$;
+  }
+
+  /**
+   * Takes the lock, waiting up to `options.wait` ms for it. Throws `LockBusyError` when it stays
+   * busy, `LockStoreError` when Redis fails. Pass several keys to take them all or none.
+   */
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    return this.engine.acquire(key, options);
+  }
+
+  /** Takes the lock if it is free right now; resolves `undefined` if it is busy. Never waits. */
+  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | undefined> {
+    return this.engine.tryAcquire(key, options);
+  }
+
+  /**
+   * Runs `fn` while holding the lock, renewing it as long as `fn` runs, and always releases it.
+   * Inside `fn`, taking the same key again is free (reentrant) and `currentLock()` returns it.
+   */
+  withLock<T>(key: string | readonly string[], fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    return this.engine.withLock(key, fn, options);
+  }
+
+  /** Releases every lock still held and closes the connections the module created. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.engine.close();
+  }
+}

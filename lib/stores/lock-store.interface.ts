@@ -1,0 +1,53 @@
+/** What a release found. `expired`: the lease had already run out. `stolen`: another owner holds it. */
+export type ReleaseResult = 'released' | 'expired' | 'stolen';
+
+/** What an extend found, per lease. */
+export type ExtendResult = 'extended' | 'expired' | 'stolen';
+
+export interface AcquireRequest {
+  /** Full keys (prefix applied), sorted. More than one means all-or-nothing. */
+  readonly keys: readonly string[];
+  /** The owner token, stored as the key's value. */
+  readonly token: string;
+  /** Lease in ms. */
+  readonly ttl: number;
+  /** Also increment and return each key's fence counter. */
+  readonly fencing: boolean;
+}
+
+export type AcquireAttempt =
+  | { readonly acquired: true; /** One per key, when fencing. */ readonly fences?: readonly number[] }
+  | {
+      readonly acquired: false;
+      /** Remaining lease of the blocking holder in ms; -1 when the key has no expiry. */
+      readonly pttl: number;
+    };
+
+export interface LeaseExtension {
+  readonly keys: readonly string[];
+  readonly token: string;
+  readonly ttl: number;
+}
+
+/**
+ * A lock backend. Every method is one round trip to the backend; the engine layers waiting,
+ * renewal and reentrancy on top. Implement it to plug in another backend.
+ */
+export interface LockStore {
+  /** Takes every key if all are free, atomically; otherwise changes nothing. */
+  tryAcquire(request: AcquireRequest): Promise<AcquireAttempt>;
+  /** Deletes the keys that still hold `token`, notifies their waiters; never touches others. */
+  release(keys: readonly string[], token: string): Promise<ReleaseResult>;
+  /** Re-arms the leases still held by their tokens, all in one round trip. */
+  extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
+  /**
+   * Calls `onRelease` whenever `key` is released, and also whenever notifications may have
+   * been missed (e.g. after a reconnect). Resolves once the subscription is active, so an
+   * attempt made after it cannot miss a wake-up. The returned function unsubscribes.
+   */
+  subscribe(key: string, onRelease: () => void): Promise<() => void>;
+  /** Checks the store answers. */
+  ping(): Promise<void>;
+  /** Frees the store's resources. Connections the user passed in stay open. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,116 @@
+import type {
+  AcquireAttempt,
+  AcquireRequest,
+  ExtendResult,
+  LeaseExtension,
+  LockStore,
+  ReleaseResult,
+} from '../lock-store.interface.js';
+
+interface Entry {
+  token: string;
+  expiresAt: number;
+}
+
+/**
+ * An in-process lock store with the same semantics as the Redis store: leases expire, fences
+ * only grow, release notifies subscribers. For your unit tests, and for single-process apps
+ * that do not need a distributed lock. It locks nothing across processes.
+ */
+export class MemoryLockStore implements LockStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly fences = new Map<string, number>();
+  private readonly listeners = new Map<string, Set<() => void>>();
+
+  async tryAcquire({ keys, token, ttl, fencing }: AcquireRequest): Promise<AcquireAttempt> {
+    let longest = -2;
+    for (const key of keys) longest = Math.max(longest, this.pttl(key));
+    if (longest !== -2) return { acquired: false, pttl: longest };
+    const expiresAt = performance.now() + ttl;
+    for (const key of keys) this.entries.set(key, { token, expiresAt });
+    if (!fencing) return { acquired: true };
+    return { acquired: true, fences: keys.map((key) => this.nextFence(key)) };
+  }
+
+  async release(keys: readonly string[], token: string): Promise<ReleaseResult> {
+    let outcome: ReleaseResult = 'released';
+    for (const key of keys) {
+      const entry = this.live(key);
+      if (entry?.token === token) {
+        this.entries.delete(key);
+        this.notify(key);
+      } else if (entry) {
+        outcome = 'stolen';
+      } else if (outcome === 'released') {
+        outcome = 'expired';
+      }
+    }
+    return outcome;
+  }
+
+  async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
+    return leases.map(({ keys, token, ttl }) => {
+      const found = keys.map((key) => this.live(key));
+      if (found.some((entry) => entry && entry.token !== token)) return 'stolen';
+      if (found.some((entry) => !entry)) return 'expired';
+      for (const entry of found) entry!.expiresAt = performance.now() + ttl;
+      return 'extended';
+    });
+  }
+
+  async subscribe(key: string, onRelease: () => void): Promise<() => void> {
+    let set = this.listeners.get(key);
+    if (!set) this.listeners.set(key, (set = new Set()));
+    set.add(onRelease);
+    return () => {
+      set.delete(onRelease);
+      if (set.size === 0 && this.listeners.get(key) === set) this.listeners.delete(key);
+    };
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+
+  /** The live keys, for assertions in tests. */
+  keys(): string[] {
+    return [...this.entries.keys()].filter((key) => this.live(key));
+  }
+
+  /** Deletes a key as an outside actor would (e.g. an operator running DEL). */
+  forceDelete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Number of keys with at least one subscriber, for leak checks in tests. */
+  get subscriptionCount(): number {
+    return this.listeners.size;
+  }
+
+  private live(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt <= performance.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private pttl(key: string): number {
+    const entry = this.live(key);
+    return entry ? Math.max(0, Math.ceil(entry.expiresAt - performance.now())) : -2;
+  }
+
+  private nextFence(key: string): number {
+    const fence = (this.fences.get(key) ?? 0) + 1;
+    this.fences.set(key, fence);
+    return fence;
+  }
+
+  private notify(key: string): void {
+    const set = this.listeners.get(key);
+    if (set) queueMicrotask(() => set.forEach((listener) => listener()));
+  }
+}

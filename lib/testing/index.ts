@@ -1,0 +1,1 @@
+export { MemoryLockStore } from '../stores/memory/memory-lock.store.js';

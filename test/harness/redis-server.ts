@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+export { assertRedisInstalled, REDIS_INSTALL_HINT } from './global-setup.js';
+
+/** A free TCP port on loopback, as the OS hands it out. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A throwaway redis-server on a loopback port, owned by the test that started it. */
+export class RedisServer {
+  private child?: ChildProcess;
+
+  private constructor(
+    readonly port: number,
+    private readonly extraArgs: readonly string[],
+  ) {}
+
+  static async start(extraArgs: readonly string[] = []): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), extraArgs);
+    await server.launch();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** A new client; the caller closes it. */
+  client(options: { db?: number } = {}): Redis {
+    const client = new Redis({ host: '127.0.0.1', port: this.port, db: options.db ?? 0, maxRetriesPerRequest: 1 });
+    client.on('error', () => undefined);
+    return client;
+  }
+
+  /** SIGSTOP / SIGCONT: the server stays up but answers nothing. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
+  /** Stops the server (SIGKILL: no shutdown, no save) and waits until it is gone. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+    await exited;
+    this.child = undefined;
+  }
+
+  /** Starts the server again on the same port, empty. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.launch();
+  }
+
+  private launch(): Promise<void> {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    const child = spawn('redis-server', [...args, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    return new Promise((resolve, reject) => {
+      let output = '';
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          child.stdout!.off('data', onData);
+          child.stdout!.resume();
+          resolve();
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.resume();
+      child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`redis-server on port ${this.port} exited (${code}):\n${output}`)));
+    });
+  }
+}

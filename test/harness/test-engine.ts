@@ -1,0 +1,18 @@
+import type { Redis } from 'ioredis';
+import { LockEngine, type LockEngineConfig } from '../../lib/core/lock-engine.js';
+import { DEFAULT_LOCK_OPTIONS } from '../../lib/core/lock-options.validation.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
+
+/** An engine on a Redis client the test owns (the store leaves the client open). */
+export function createTestEngine(client: Redis, overrides: Partial<LockEngineConfig> = {}): LockEngine {
+  return new LockEngine({
+    store: new RedisLockStore(client),
+    keyPrefix: 'lock:',
+    defaults: DEFAULT_LOCK_OPTIONS,
+    storeTimeout: 2_000,
+    pollCap: 1_000,
+    busyStatusCode: 409,
+    closeStore: true,
+    ...overrides,
+  });
+}
