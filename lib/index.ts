@@ -1,10 +1,17 @@
 export { LockModule } from './lock.module.js';
 export { LockService } from './lock.service.js';
+export { DistributedLock } from './decorators/distributed-lock.decorator.js';
+export type {
+  DistributedLockOptions,
+  OnBusy,
+} from './interfaces/distributed-lock-options.interface.js';
+export type { LockKeySource } from './keys/lock-key.resolver.js';
 export type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 export type { LockOptions } from './interfaces/lock-options.interface.js';
 export type { Lock } from './core/lock.interface.js';
 export type { LockEvent, LockEventType } from './core/lock.events.js';
 export { currentLock } from './core/lock-context.js';
+export { fencedWrite, type FencedWrite, type RedisWrite } from './fencing/fenced-write.js';
 export {
   LockError,
   LockBusyError,
@@ -12,6 +19,7 @@ export {
   LockStoreError,
   LockKeyError,
   LockOptionsError,
+  StaleFenceError,
   type LockLossReason,
 } from './errors/lock.errors.js';
 export type {

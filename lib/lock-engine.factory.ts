@@ -1,6 +1,12 @@
 import { Redis } from 'ioredis';
 import { LockEngine } from './core/lock-engine.js';
-import { DEFAULT_LOCK_OPTIONS, resolveLockOptions, validateLockOptions, describe } from './core/lock-options.validation.js';
+import { hasControlCharacter } from './core/lock-key.validation.js';
+import {
+  DEFAULT_LOCK_OPTIONS,
+  resolveLockOptions,
+  validateLockOptions,
+  describe,
+} from './core/lock-options.validation.js';
 import { LockOptionsError } from './errors/lock.errors.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import {
@@ -27,7 +33,9 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
   validateModuleOptions(options);
   validateLockOptions(options.defaults, 'LockModule "defaults"');
   if (options.defaults && 'signal' in options.defaults) {
-    throw new LockOptionsError('LockModule "defaults": "signal" belongs to one acquisition, not to the defaults.');
+    throw new LockOptionsError(
+      'LockModule "defaults": "signal" belongs to one acquisition, not to the defaults.',
+    );
   }
   const { store, closeStore } = createStore(options);
   return new LockEngine({
@@ -44,7 +52,8 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
 function createStore(options: LockModuleOptions): { store: LockStore; closeStore: boolean } {
   if (options.store) return { store: options.store, closeStore: false };
   const { redis } = options;
-  if (isRedisClient(redis)) return { store: new RedisLockStore(redis, { ownsClient: false }), closeStore: true };
+  if (isRedisClient(redis))
+    return { store: new RedisLockStore(redis, { ownsClient: false }), closeStore: true };
   const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis!);
   // An unreachable Redis must not crash the app with an unhandled 'error' event; failures
   // surface as LockStoreError on the calls that need Redis.
@@ -58,7 +67,9 @@ function validateModuleOptions(options: LockModuleOptions): void {
   }
   for (const name of Object.keys(options)) {
     if (!knownModuleOptions.has(name)) {
-      throw new LockOptionsError(`LockModule: unknown option "${name}". Known options: ${[...knownModuleOptions].join(', ')}.`);
+      throw new LockOptionsError(
+        `LockModule: unknown option "${name}". Known options: ${[...knownModuleOptions].join(', ')}.`,
+      );
     }
   }
   const { redis, store, keyPrefix, storeTimeout, busyStatusCode, pollCap } = options;
@@ -67,22 +78,40 @@ function validateModuleOptions(options: LockModuleOptions): void {
       'LockModule: give exactly one of "redis" (a client, options or URL) or "store" (a LockStore).',
     );
   }
-  if (redis !== undefined && typeof redis !== 'string' && (redis === null || typeof redis !== 'object')) {
-    throw new LockOptionsError(`LockModule "redis" must be an ioredis client, options or a URL, got ${describe(redis)}.`);
+  if (
+    redis !== undefined &&
+    typeof redis !== 'string' &&
+    (redis === null || typeof redis !== 'object')
+  ) {
+    throw new LockOptionsError(
+      `LockModule "redis" must be an ioredis client, options or a URL, got ${describe(redis)}.`,
+    );
   }
-  if (keyPrefix !== undefined && (typeof keyPrefix !== 'string' || /[\u0000-\u001f\u007f]/.test(keyPrefix))) {
-    throw new LockOptionsError(`LockModule "keyPrefix" must be a string without control characters, got ${describe(keyPrefix)}.`);
+  if (
+    keyPrefix !== undefined &&
+    (typeof keyPrefix !== 'string' || hasControlCharacter(keyPrefix))
+  ) {
+    throw new LockOptionsError(
+      `LockModule "keyPrefix" must be a string without control characters, got ${describe(keyPrefix)}.`,
+    );
   }
   checkPositive(storeTimeout, 'storeTimeout');
   checkPositive(pollCap, 'pollCap');
-  if (busyStatusCode !== undefined && !(Number.isInteger(busyStatusCode) && busyStatusCode >= 400 && busyStatusCode < 600)) {
-    throw new LockOptionsError(`LockModule "busyStatusCode" must be an HTTP error status (400–599), got ${describe(busyStatusCode)}.`);
+  if (
+    busyStatusCode !== undefined &&
+    !(Number.isInteger(busyStatusCode) && busyStatusCode >= 400 && busyStatusCode < 600)
+  ) {
+    throw new LockOptionsError(
+      `LockModule "busyStatusCode" must be an HTTP error status (400–599), got ${describe(busyStatusCode)}.`,
+    );
   }
 }
 
 function checkPositive(value: unknown, name: string): void {
   if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-    throw new LockOptionsError(`LockModule "${name}" must be a positive number of ms, got ${describe(value)}.`);
+    throw new LockOptionsError(
+      `LockModule "${name}" must be a positive number of ms, got ${describe(value)}.`,
+    );
   }
 }
 

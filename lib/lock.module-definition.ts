@@ -9,5 +9,8 @@ export const {
 } = new ConfigurableModuleBuilder<LockModuleOptions>()
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createLockOptions')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: false }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();

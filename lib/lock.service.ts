@@ -40,7 +40,11 @@ export class LockService implements OnApplicationShutdown {
    * Runs `fn` while holding the lock, renewing it as long as `fn` runs, and always releases it.
    * Inside `fn`, taking the same key again is free (reentrant) and `currentLock()` returns it.
    */
-  withLock<T>(key: string | readonly string[], fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  withLock<T>(
+    key: string | readonly string[],
+    fn: (lock: Lock) => T | Promise<T>,
+    options?: LockOptions,
+  ): Promise<T> {
     return this.engine.withLock(key, fn, options);
   }
 

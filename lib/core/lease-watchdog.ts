@@ -44,7 +44,11 @@ export class LeaseWatchdog {
   }
 
   add(lease: WatchedLease): void {
-    this.leases.set(lease, { renewAt: performance.now() + interval(lease), renewing: false, unreachable: false });
+    this.leases.set(lease, {
+      renewAt: performance.now() + interval(lease),
+      renewing: false,
+      unreachable: false,
+    });
     this.schedule();
   }
 
@@ -83,15 +87,23 @@ export class LeaseWatchdog {
   }
 
   private renew(due: WatchedLease[], sentAt: number): void {
-    const requests = due.map((lease) => ({ keys: lease.fullKeys, token: lease.token, ttl: renewalTtl(lease, sentAt) }));
+    const requests = due.map((lease) => ({
+      keys: lease.fullKeys,
+      token: lease.token,
+      ttl: renewalTtl(lease, sentAt),
+    }));
     for (const lease of due) this.leases.get(lease)!.renewing = true;
-    this.hooks.extend(requests).then(
-      (results) => results.forEach((result, i) => this.settle(due[i], requests[i].ttl, sentAt, result)),
-      (error: unknown) => {
-        this.hooks.failed(error);
-        for (const lease of due) this.retrySoon(lease);
-      },
-    ).finally(() => this.schedule());
+    this.hooks
+      .extend(requests)
+      .then(
+        (results) =>
+          results.forEach((result, i) => this.settle(due[i], requests[i].ttl, sentAt, result)),
+        (error: unknown) => {
+          this.hooks.failed(error);
+          for (const lease of due) this.retrySoon(lease);
+        },
+      )
+      .finally(() => this.schedule());
   }
 
   private settle(lease: WatchedLease, ttl: number, sentAt: number, result: ExtendResult): void {
@@ -121,7 +133,9 @@ export class LeaseWatchdog {
     let next = Infinity;
     const now = performance.now();
     for (const [lease, entry] of this.leases) {
-      const at = renewable(lease, entry, now) ? Math.min(entry.renewAt, lease.expiresAt) : lease.expiresAt;
+      const at = renewable(lease, entry, now)
+        ? Math.min(entry.renewAt, lease.expiresAt)
+        : lease.expiresAt;
       if (at < next) next = at;
     }
     if (next === Infinity) return this.stopTimer();

@@ -11,7 +11,12 @@ interface HeldFrame {
 const storage = new AsyncLocalStorage<HeldFrame>();
 
 /** Runs `fn` in a context that records `lock` as held, for reentrancy and `currentLock()`. */
-export function runHoldingLock<T>(owner: object, lock: Lock, fullKeys: readonly string[], fn: () => T): T {
+export function runHoldingLock<T>(
+  owner: object,
+  lock: Lock,
+  fullKeys: readonly string[],
+  fn: () => T,
+): T {
   return storage.run({ owner, lock, fullKeys, parent: storage.getStore() }, fn);
 }
 

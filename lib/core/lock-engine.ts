@@ -1,4 +1,9 @@
-import { LockBusyError, LockLostError, LockStoreError, type LockLossReason } from '../errors/lock.errors.js';
+import {
+  LockBusyError,
+  LockLostError,
+  LockStoreError,
+  type LockLossReason,
+} from '../errors/lock.errors.js';
 import type { LockOptions, ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
 import type { LockStore, ReleaseResult } from '../stores/lock-store.interface.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
@@ -56,12 +61,19 @@ export class LockEngine implements LeaseKeeper {
   }
 
   async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
-    const request = prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
-    return this.acquireRequest(request);
+    return this.acquireRequest(this.prepare(key, options));
   }
 
-  async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | undefined> {
-    const request = prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
+  /** Validates a key and options against this engine's prefix and defaults. Throws, never calls the store. */
+  prepare(key: unknown, options?: LockOptions): LockRequest {
+    return prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
+  }
+
+  async tryAcquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<Lock | undefined> {
+    const request = this.prepare(key, options);
     try {
       return await this.acquireRequest({ ...request, options: { ...request.options, wait: 0 } });
     } catch (error) {
@@ -75,7 +87,7 @@ export class LockEngine implements LeaseKeeper {
     fn: (lock: Lock) => T | Promise<T>,
     options?: LockOptions,
   ): Promise<T> {
-    const request = prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
+    const request = this.prepare(key, options);
     const lock = await this.acquireRequest(request);
     try {
       return await runHoldingLock(this, lock, request.fullKeys, () => fn(lock));
@@ -91,7 +103,10 @@ export class LockEngine implements LeaseKeeper {
     if (outer) return new NestedLock(outer);
     const held = heldKeys(this);
     const missing = new Set(request.fullKeys.filter((key) => !held.has(key)));
-    const needed = missing.size < request.fullKeys.length ? narrowLockRequest(request, missing, this.config.keyPrefix) : request;
+    const needed =
+      missing.size < request.fullKeys.length
+        ? narrowLockRequest(request, missing, this.config.keyPrefix)
+        : request;
     return this.take(needed);
   }
 
@@ -103,7 +118,10 @@ export class LockEngine implements LeaseKeeper {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const shuttingDown = new LockStoreError(undefined, 'the lock service is shutting down; no new locks are granted.');
+    const shuttingDown = new LockStoreError(
+      undefined,
+      'the lock service is shutting down; no new locks are granted.',
+    );
     for (const queue of this.queues.values()) queue.failAll(shuttingDown);
     this.watchdog.stop();
     await Promise.allSettled([...this.held.keys()].map((lock) => lock.release()));
@@ -130,7 +148,8 @@ export class LockEngine implements LeaseKeeper {
       queue.endOutsideAttempt(true);
       return this.hold(request, queue, outcome.grant);
     }
-    if (this.bus.listening) this.emit({ type: 'contended', key: request.label, pttl: outcome.pttl });
+    if (this.bus.listening)
+      this.emit({ type: 'contended', key: request.label, pttl: outcome.pttl });
     if (wait === 0) {
       queue.endOutsideAttempt(false);
       throw this.busy(request);
@@ -173,7 +192,8 @@ export class LockEngine implements LeaseKeeper {
         },
       };
       const remaining = request.startedAt + wait - performance.now();
-      if (remaining < MAX_TTL) timer = setTimeout(() => giveUp(this.busy(request)), Math.max(1, remaining));
+      if (remaining < MAX_TTL)
+        timer = setTimeout(() => giveUp(this.busy(request)), Math.max(1, remaining));
       signal?.addEventListener('abort', onAbort, { once: true });
       queue.enqueue(waiter, first);
     });
@@ -185,14 +205,21 @@ export class LockEngine implements LeaseKeeper {
     const startedAt = performance.now();
     const { store } = this.config;
     const result = await this.storeCall(
-      store.tryAcquire({ keys: request.fullKeys, token, ttl: Math.min(ttl, maxHold ?? ttl), fencing }),
+      store.tryAcquire({
+        keys: request.fullKeys,
+        token,
+        ttl: Math.min(ttl, maxHold ?? ttl),
+        fencing,
+      }),
       request.label,
       'acquire',
       (late) => {
         if (late.acquired) store.release(request.fullKeys, token).catch(() => undefined);
       },
     );
-    return result.acquired ? { grant: { token, fences: result.fences, startedAt } } : { pttl: result.pttl };
+    return result.acquired
+      ? { grant: { token, fences: result.fences, startedAt } }
+      : { pttl: result.pttl };
   }
 
   private hold(request: LockRequest, queue: WaitQueue, grant: Grant): Lock {
@@ -224,11 +251,20 @@ export class LockEngine implements LeaseKeeper {
   async releaseLease(lock: HeldLock): Promise<ReleaseResult> {
     // Sent before the next local waiter is woken, so its attempt queues behind this release on
     // the same connection: the hand-off costs one round trip, not two.
-    const pending = this.storeCall(this.config.store.release(lock.fullKeys, lock.token), lock.key, 'release');
+    const pending = this.storeCall(
+      this.config.store.release(lock.fullKeys, lock.token),
+      lock.key,
+      'release',
+    );
     if (lock.markReleased()) this.forget(lock);
     const result = await pending;
     if (this.bus.listening) {
-      this.emit({ type: 'released', key: lock.key, held: performance.now() - lock.acquiredAt, result });
+      this.emit({
+        type: 'released',
+        key: lock.key,
+        held: performance.now() - lock.acquiredAt,
+        result,
+      });
     }
     return result;
   }
@@ -251,7 +287,8 @@ export class LockEngine implements LeaseKeeper {
     if (!lock.markLost(reason)) return;
     this.forget(lock);
     const held = performance.now() - lock.acquiredAt;
-    if (!lock.autoRenew && reason === 'expired') this.emit({ type: 'expired', key: lock.key, held });
+    if (!lock.autoRenew && reason === 'expired')
+      this.emit({ type: 'expired', key: lock.key, held });
     else this.emit({ type: 'lost', key: lock.key, held, reason });
   }
 
@@ -284,9 +321,13 @@ export class LockEngine implements LeaseKeeper {
   private async subscribe(request: LockRequest, onRelease: () => void): Promise<() => void> {
     const { store } = this.config;
     const results = await Promise.allSettled(
-      request.fullKeys.map((key) => this.storeCall(store.subscribe(key, onRelease), request.label, 'subscribe')),
+      request.fullKeys.map((key) =>
+        this.storeCall(store.subscribe(key, onRelease), request.label, 'subscribe'),
+      ),
     );
-    const unsubscribes = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const unsubscribes = results.flatMap((result) =>
+      result.status === 'fulfilled' ? [result.value] : [],
+    );
     const unsubscribeAll = (): void => unsubscribes.forEach((unsubscribe) => unsubscribe());
     const failure = results.find((result) => result.status === 'rejected');
     if (failure) {
@@ -302,7 +343,12 @@ export class LockEngine implements LeaseKeeper {
     return new LockBusyError(request.label, waited, this.config.busyStatusCode);
   }
 
-  private storeCall<T>(operation: Promise<T>, key: string | undefined, what: StoreOperation, late?: (result: T) => void): Promise<T> {
+  private storeCall<T>(
+    operation: Promise<T>,
+    key: string | undefined,
+    what: StoreOperation,
+    late?: (result: T) => void,
+  ): Promise<T> {
     return callStore(operation, key, what, this.config.storeTimeout, late).catch((error: Error) => {
       this.emit({ type: 'error', key, operation: what, error });
       throw error;

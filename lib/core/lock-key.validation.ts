@@ -7,6 +7,10 @@ export const MAX_KEY_BYTES = 1024;
 // eslint-disable-next-line no-control-regex
 const controlCharacter = /[\u0000-\u001f\u007f]/;
 
+export function hasControlCharacter(text: string): boolean {
+  return controlCharacter.test(text);
+}
+
 /** Checks a key name, or a list of them for a multi-key lock, before anything reaches Redis. */
 export function validateLockKeys(key: unknown): readonly string[] {
   if (Array.isArray(key)) {
@@ -14,8 +18,8 @@ export function validateLockKeys(key: unknown): readonly string[] {
       throw new LockKeyError('A multi-key lock needs at least one key; got an empty array.');
     }
     key.forEach(validateLockKey);
-    const unique = [...new Set(key as string[])];
-    return unique.sort();
+    // Order is kept: `lock.fence` is the first key's fence, so callers choose which one it is.
+    return [...new Set(key as string[])];
   }
   validateLockKey(key);
   return [key as string];
@@ -34,7 +38,7 @@ function validateLockKey(key: unknown): void {
       key.slice(0, 40),
     );
   }
-  if (controlCharacter.test(key)) {
+  if (hasControlCharacter(key)) {
     throw new LockKeyError(
       `Lock key ${describe(key)} contains a control character. Use printable characters only.`,
       key,

@@ -23,13 +23,17 @@ export function validateLockOptions(
 ): asserts options is LockOptions {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new LockOptionsError(`${where}: lock options must be an object, got ${describe(options)}.`);
+    throw new LockOptionsError(
+      `${where}: lock options must be an object, got ${describe(options)}.`,
+    );
   }
   const record = options as Record<string, unknown>;
   for (const name of Object.keys(record)) {
     if (!knownOptions.has(name) && !extraNames.has(name)) {
       const known = [...knownOptions, ...extraNames].join(', ');
-      throw new LockOptionsError(`${where}: unknown lock option "${name}". Known options: ${known}.`);
+      throw new LockOptionsError(
+        `${where}: unknown lock option "${name}". Known options: ${known}.`,
+      );
     }
   }
   const { ttl, wait, maxHold, autoRenew, fencing, signal } = record;
@@ -47,7 +51,9 @@ export function validateLockOptions(
   checkBoolean(autoRenew, 'autoRenew', where);
   checkBoolean(fencing, 'fencing', where);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new LockOptionsError(`${where}: "signal" must be an AbortSignal, got ${describe(signal)}.`);
+    throw new LockOptionsError(
+      `${where}: "signal" must be an AbortSignal, got ${describe(signal)}.`,
+    );
   }
 }
 
@@ -83,8 +89,10 @@ function isPositiveInteger(value: unknown): value is number {
 }
 
 export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null)
+    return String(value);
   if (typeof value === 'bigint') return `${value}n`;
   return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }

@@ -4,7 +4,7 @@ import { resolveLockOptions, validateLockOptions } from './lock-options.validati
 
 /** A validated acquire request: everything is checked before any store call. */
 export interface LockRequest {
-  /** The caller's key names, sorted and without duplicates. */
+  /** The caller's key names, in their order, without duplicates. */
   readonly names: readonly string[];
   /** The names joined, for messages and events. */
   readonly label: string;
@@ -33,7 +33,16 @@ export function prepareLockRequest(
 }
 
 /** The same request narrowed to some of its keys (those a reentrant caller does not hold yet). */
-export function narrowLockRequest(request: LockRequest, keep: ReadonlySet<string>, prefix: string): LockRequest {
+export function narrowLockRequest(
+  request: LockRequest,
+  keep: ReadonlySet<string>,
+  prefix: string,
+): LockRequest {
   const names = request.names.filter((name) => keep.has(prefix + name));
-  return { ...request, names, label: names.join(' + '), fullKeys: names.map((name) => prefix + name) };
+  return {
+    ...request,
+    names,
+    label: names.join(' + '),
+    fullKeys: names.map((name) => prefix + name),
+  };
 }

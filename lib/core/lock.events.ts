@@ -15,9 +15,16 @@ export type LockEvent =
       readonly waited: number;
       readonly fence?: number;
     })
-  | (EventBase & { readonly type: 'contended'; /** Holder's remaining lease, ms (-1: none). */ readonly pttl: number })
+  | (EventBase & {
+      readonly type: 'contended';
+      /** Holder's remaining lease, ms (-1: none). */ readonly pttl: number;
+    })
   | (EventBase & { readonly type: 'busy'; readonly waited: number })
-  | (EventBase & { readonly type: 'released'; /** ms held. */ readonly held: number; readonly result: ReleaseResult })
+  | (EventBase & {
+      readonly type: 'released';
+      /** ms held. */ readonly held: number;
+      readonly result: ReleaseResult;
+    })
   | (EventBase & { readonly type: 'renewed'; readonly ttl: number })
   | (EventBase & { readonly type: 'expired'; readonly held: number })
   | (EventBase & { readonly type: 'lost'; readonly held: number; readonly reason: LockLossReason })

@@ -4,7 +4,7 @@ import type { ReleaseResult } from '../stores/lock-store.interface.js';
 export interface Lock extends AsyncDisposable {
   /** The key as you named it (keys joined with `+` for a multi-key lock). */
   readonly key: string;
-  /** Every key of the lock, sorted. */
+  /** Every key of the lock, in the order given (duplicates dropped). */
   readonly keys: readonly string[];
   /** The owner token stored as the key's value in Redis. */
   readonly token: string;

@@ -16,7 +16,12 @@ export function callStore<T>(
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      reject(new LockStoreError(key, `${what} got no answer from the store within ${timeoutMs} ms. Check the Redis connection.`));
+      reject(
+        new LockStoreError(
+          key,
+          `${what} got no answer from the store within ${timeoutMs} ms. Check the Redis connection.`,
+        ),
+      );
     }, timeoutMs);
     operation.then(
       (result) => {

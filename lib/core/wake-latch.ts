@@ -22,13 +22,12 @@ export class WakeLatch {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const wake = this;
-      function done(): void {
+      const done = (): void => {
         clearTimeout(timer);
-        wake.wake = undefined;
+        this.wake = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.wake = done;
     });
   }

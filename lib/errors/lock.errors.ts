@@ -60,7 +60,8 @@ const lossAdvice: Record<LockLossReason, string> = {
   stolen: 'another owner holds the key now. Something deleted or overwrote it behind our back.',
   unreachable:
     'the store could not be reached to renew it before the lease ran out. Check the Redis connection.',
-  'max-hold': 'it was held for longer than `maxHold`. Make the critical section shorter or raise `maxHold`.',
+  'max-hold':
+    'it was held for longer than `maxHold`. Make the critical section shorter or raise `maxHold`.',
 };
 
 /** A lock we held is no longer ours. Stop the work it protected. */
@@ -82,6 +83,26 @@ export class LockStoreError extends LockError {
   constructor(key: string | undefined, detail: string, cause?: unknown) {
     const subject = key === undefined ? 'The lock store' : `Lock "${key}"`;
     super(`${subject}: ${detail}`, key, 503, { cause });
+  }
+}
+
+/** A fenced write was refused: a holder with a newer fence has written to the resource since. */
+export class StaleFenceError extends LockError {
+  readonly code = 'LOCK_FENCE_STALE';
+
+  constructor(
+    resource: string,
+    /** The fence this writer presented. */
+    readonly fence: number,
+    /** The newest fence already applied to the resource. */
+    readonly newestFence: number,
+  ) {
+    super(
+      `Write to "${resource}" refused: fence ${fence} is older than fence ${newestFence} already applied there, ` +
+        'so this holder lost its lock (e.g. it paused past its lease). Discard the work and retry with a new lock.',
+      resource,
+      409,
+    );
   }
 }
 

@@ -5,7 +5,7 @@ export type ReleaseResult = 'released' | 'expired' | 'stolen';
 export type ExtendResult = 'extended' | 'expired' | 'stolen';
 
 export interface AcquireRequest {
-  /** Full keys (prefix applied), sorted. More than one means all-or-nothing. */
+  /** Full keys (prefix applied). More than one means all-or-nothing. */
   readonly keys: readonly string[];
   /** The owner token, stored as the key's value. */
   readonly token: string;
@@ -16,7 +16,10 @@ export interface AcquireRequest {
 }
 
 export type AcquireAttempt =
-  | { readonly acquired: true; /** One per key, when fencing. */ readonly fences?: readonly number[] }
+  | {
+      readonly acquired: true;
+      /** One per key, when fencing. */ readonly fences?: readonly number[];
+    }
   | {
       readonly acquired: false;
       /** Remaining lease of the blocking holder in ms; -1 when the key has no expiry. */

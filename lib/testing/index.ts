@@ -1,1 +1,2 @@
 export { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
+export { LockTestingModule, type LockTestingModuleOptions } from './lock-testing.module.js';

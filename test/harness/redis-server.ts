@@ -42,7 +42,12 @@ export class RedisServer {
 
   /** A new client; the caller closes it. */
   client(options: { db?: number } = {}): Redis {
-    const client = new Redis({ host: '127.0.0.1', port: this.port, db: options.db ?? 0, maxRetriesPerRequest: 1 });
+    const client = new Redis({
+      host: '127.0.0.1',
+      port: this.port,
+      db: options.db ?? 0,
+      maxRetriesPerRequest: 1,
+    });
     client.on('error', () => undefined);
     return client;
   }
@@ -74,8 +79,19 @@ export class RedisServer {
   }
 
   private launch(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    const child = spawn('redis-server', [...args, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ];
+    const child = spawn('redis-server', [...args, ...this.extraArgs], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     return new Promise((resolve, reject) => {
       let output = '';
@@ -90,7 +106,9 @@ export class RedisServer {
       child.stdout!.on('data', onData);
       child.stderr!.resume();
       child.once('error', reject);
-      child.once('exit', (code) => reject(new Error(`redis-server on port ${this.port} exited (${code}):\n${output}`)));
+      child.once('exit', (code) =>
+        reject(new Error(`redis-server on port ${this.port} exited (${code}):\n${output}`)),
+      );
     });
   }
 }

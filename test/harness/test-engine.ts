@@ -4,7 +4,10 @@ import { DEFAULT_LOCK_OPTIONS } from '../../lib/core/lock-options.validation.js'
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 
 /** An engine on a Redis client the test owns (the store leaves the client open). */
-export function createTestEngine(client: Redis, overrides: Partial<LockEngineConfig> = {}): LockEngine {
+export function createTestEngine(
+  client: Redis,
+  overrides: Partial<LockEngineConfig> = {},
+): LockEngine {
   return new LockEngine({
     store: new RedisLockStore(client),
     keyPrefix: 'lock:',

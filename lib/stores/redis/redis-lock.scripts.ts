@@ -89,3 +89,26 @@ for i = 1, n do
 end
 return result
 `);
+
+/**
+ * Applies writes only for a writer whose fence is at least the newest fence already applied to
+ * the resource, and records its fence. A holder that paused past its lease (so a newer holder
+ * has written since) is turned away.
+ * KEYS[1]: the resource's fence key; KEYS[1 + i]: the key of write i.
+ * ARGV[1]: the writer's fence; then, per write: command name, argument count, arguments.
+ * Returns {1, {reply_1, ...}} when applied, or {0, newest_fence} when the writer is stale.
+ */
+export const FENCED_WRITE = lua(`
+local newest = tonumber(redis.call('GET', KEYS[1]) or '0')
+local fence = tonumber(ARGV[1])
+if fence < newest then return {0, newest} end
+if fence > newest then redis.call('SET', KEYS[1], ARGV[1]) end
+local replies = {}
+local at = 2
+for i = 2, #KEYS do
+  local argc = tonumber(ARGV[at + 1])
+  replies[i - 1] = redis.call(ARGV[at], KEYS[i], unpack(ARGV, at + 2, at + 1 + argc))
+  at = at + 2 + argc
+end
+return {1, replies}
+`);

@@ -18,7 +18,11 @@ export interface RedisLockStoreOptions {
   ownsClient?: boolean;
 }
 
-const releaseOutcome: Record<number, ReleaseResult> = { 1: 'released', 0: 'expired', [-1]: 'stolen' };
+const releaseOutcome: Record<number, ReleaseResult> = {
+  1: 'released',
+  0: 'expired',
+  [-1]: 'stolen',
+};
 const extendOutcome: Record<number, ExtendResult> = { 1: 'extended', 0: 'expired', [-1]: 'stolen' };
 
 /**
@@ -46,12 +50,17 @@ export class RedisLockStore implements LockStore {
       ttl,
       fencing ? '1' : '0',
     ])) as number[];
-    if (reply[0] === 1) return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
+    if (reply[0] === 1)
+      return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
     return { acquired: false, pttl: reply[1] };
   }
 
   async release(keys: readonly string[], token: string): Promise<ReleaseResult> {
-    const reply = await runScript(this.client, RELEASE, keys, [token, 'PUBLISH', ...keys.map(channelOf)]);
+    const reply = await runScript(this.client, RELEASE, keys, [
+      token,
+      'PUBLISH',
+      ...keys.map(channelOf),
+    ]);
     return releaseOutcome[reply as number];
   }
 

@@ -1,0 +1,53 @@
+import type { Redis } from 'ioredis';
+import { LockOptionsError, StaleFenceError } from '../errors/lock.errors.js';
+import { FENCED_WRITE } from '../stores/redis/redis-lock.scripts.js';
+import { runScript } from '../stores/redis/script-runner.js';
+
+/** One Redis write command: `[command, key, ...arguments]`, e.g. `['HSET', 'orders', id, user]`. */
+export type RedisWrite = readonly [command: string, key: string, ...args: (string | number)[]];
+
+export interface FencedWrite {
+  /** The writer's fencing token: `lock.fence` of a lock taken with `fencing: true`. */
+  readonly fence: number | undefined;
+  /**
+   * Where the newest fence applied to this resource is kept. In Redis Cluster, give it the
+   * same hash tag as the written keys (e.g. `stock:{42}:fence` next to `stock:{42}`).
+   */
+  readonly fenceKey: string;
+  /** Applied atomically, in order, if and only if the fence is not stale. */
+  readonly writes: readonly RedisWrite[];
+}
+
+/**
+ * Applies `writes` atomically only if `fence` is at least the newest fence already applied
+ * through `fenceKey`, and records it. Throws `StaleFenceError` otherwise, writing nothing.
+ *
+ * This is what makes a lock safe against a holder that pauses (GC, SIGSTOP, a slow disk) past
+ * its lease: by the time it writes, a newer holder has a higher fence and has written, so the
+ * stale write is refused at the resource. Resolves with the replies of the writes.
+ */
+export async function fencedWrite(redis: Redis, { fence, fenceKey, writes }: FencedWrite): Promise<unknown[]> {
+  checkFencedWrite(fence, fenceKey, writes);
+  const keys = [fenceKey, ...writes.map(([, key]) => key)];
+  const args: (string | number)[] = [fence!];
+  for (const [command, , ...rest] of writes) args.push(command, rest.length, ...rest);
+  const [applied, detail] = (await runScript(redis, FENCED_WRITE, keys, args)) as [number, unknown];
+  if (applied !== 1) throw new StaleFenceError(fenceKey, fence!, Number(detail));
+  return detail as unknown[];
+}
+
+function checkFencedWrite(fence: unknown, fenceKey: unknown, writes: readonly RedisWrite[]): void {
+  if (typeof fence !== 'number' || !Number.isSafeInteger(fence) || fence < 1) {
+    throw new LockOptionsError(
+      `fencedWrite needs the lock's fence, got ${String(fence)}. Acquire the lock with \`fencing: true\`.`,
+    );
+  }
+  if (typeof fenceKey !== 'string' || fenceKey.length === 0) {
+    throw new LockOptionsError('fencedWrite needs a non-empty "fenceKey".');
+  }
+  const valid = (write: RedisWrite): boolean =>
+    Array.isArray(write) && typeof write[0] === 'string' && typeof write[1] === 'string' && write[1].length > 0;
+  if (!Array.isArray(writes) || writes.length === 0 || !writes.every(valid)) {
+    throw new LockOptionsError('fencedWrite needs "writes": a non-empty array of [command, key, ...args].');
+  }
+}

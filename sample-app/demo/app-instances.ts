@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.js';
+import { stopChild } from './redis-launcher.js';
+
+const mainScript = fileURLToPath(new URL('../src/main.js', import.meta.url));
+
+/** A sample app process on its own port. */
+export interface AppInstance {
+  readonly url: string;
+  readonly process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `count` sample app processes and resolves once each is listening. */
+export async function startInstances(
+  count: number,
+  env: Record<string, string>,
+): Promise<AppInstance[]> {
+  return Promise.all(Array.from({ length: count }, () => startInstance(env)));
+}
+
+export async function startInstance(env: Record<string, string>): Promise<AppInstance> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [mainScript], {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const collect = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (output.includes('listening on')) resolve();
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`sample app exited with ${code} before listening:\n${output}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, process: child, stop: () => stopChild(child) };
+}

@@ -1,0 +1,32 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { LockModule } from 'nestjs-distributed-lock';
+import { ConfigModule } from './config/config.module.js';
+import { SECKILL_CONFIG, type SeckillConfig } from './config/seckill.config.js';
+import { ProductsController } from './products/products.controller.js';
+import { ProductsService } from './products/products.service.js';
+import { RedisModule } from './redis/redis.module.js';
+import { OrderBook } from './seckill/order-book.js';
+import { SeckillController } from './seckill/seckill.controller.js';
+import { SeckillService } from './seckill/seckill.service.js';
+
+@Module({})
+export class AppModule {
+  static forConfig(config: SeckillConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forConfig(config),
+        RedisModule,
+        LockModule.forRootAsync({
+          inject: [SECKILL_CONFIG],
+          useFactory: (settings: SeckillConfig) => ({
+            redis: settings.redisUrl,
+            defaults: { wait: settings.lockWaitMs, ttl: settings.lockTtlMs },
+          }),
+        }),
+      ],
+      controllers: [ProductsController, SeckillController],
+      providers: [ProductsService, OrderBook, SeckillService],
+    };
+  }
+}

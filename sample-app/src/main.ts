@@ -1,0 +1,18 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module.js';
+import { loadSeckillConfig } from './config/seckill.config.js';
+
+async function bootstrap(): Promise<void> {
+  const config = loadSeckillConfig();
+  const app = await NestFactory.create(AppModule.forConfig(config), { logger: ['error', 'warn'] });
+  // SIGTERM/SIGINT close the app: held locks are released and connections closed.
+  app.enableShutdownHooks();
+  await app.listen(config.port, '127.0.0.1');
+  console.log(`seckill sample listening on ${await app.getUrl()} (pid ${process.pid})`);
+}
+
+bootstrap().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,298 @@
+import { once } from 'node:events';
+import {
+  Inject,
+  Injectable,
+  Module,
+  type DynamicModule,
+  type INestApplicationContext,
+} from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { NestFactory } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import type { Redis } from 'ioredis';
+import { filter, firstValueFrom } from 'rxjs';
+import { LockModule } from '../../lib/lock.module.js';
+import { LockService } from '../../lib/lock.service.js';
+import { LockOptionsError, LockStoreError } from '../../lib/errors/lock.errors.js';
+import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
+import type { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
+import { MemoryLockStore } from '../../lib/testing/index.js';
+import { RedisServer } from '../harness/redis-server.js';
+
+/** A service in a module that does not import LockModule: only a global LockModule serves it. */
+@Injectable()
+class ReportService {
+  constructor(@Inject(LockService) readonly locks: LockService) {}
+}
+
+@Module({ providers: [ReportService], exports: [ReportService] })
+class ReportModule {}
+
+/** Options from ConfigService, as an app would read them from its environment. */
+@Injectable()
+class LockConfig {
+  constructor(@Inject(ConfigService) private readonly config: ConfigService) {}
+
+  createLockOptions(): LockModuleOptions {
+    return {
+      redis: this.config.getOrThrow<string>('lock.url'),
+      keyPrefix: this.config.get<string>('lock.prefix'),
+    };
+  }
+}
+
+/**
+ * The module keeps a client it creates to itself; the test reaches it through the engine's
+ * store to watch it close.
+ */
+function storeClientOf(locks: LockService): Redis {
+  const engine = locks.engine as unknown as { config: { store: RedisLockStore } };
+  return engine.config.store.client;
+}
+
+/** Resolves once `client` has ended, at once if it already has. */
+async function ended(client: Redis): Promise<void> {
+  if (client.status !== 'end') await once(client, 'end');
+}
+
+describe('LockModule in a Nest app (real Redis)', () => {
+  let server: RedisServer;
+  let admin: Redis;
+  const apps: INestApplicationContext[] = [];
+
+  function config(prefix: string): Promise<DynamicModule> {
+    return ConfigModule.forRoot({
+      ignoreEnvFile: true,
+      load: [() => ({ lock: { url: server.url, prefix } })],
+    });
+  }
+
+  async function start(
+    imports: NonNullable<Parameters<typeof Test.createTestingModule>[0]['imports']>,
+  ): Promise<INestApplicationContext> {
+    const app = await Test.createTestingModule({ imports }).compile();
+    apps.push(app);
+    return app.init();
+  }
+
+  async function close(app: INestApplicationContext): Promise<void> {
+    apps.splice(apps.indexOf(app), 1);
+    await app.close();
+  }
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    admin = server.client();
+  });
+
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  afterAll(async () => {
+    await admin.quit();
+    await server.stop();
+  });
+
+  describe('configuration', () => {
+    it('forRoot({ redis: url }) locks in that Redis', async () => {
+      const app = await start([LockModule.forRoot({ redis: server.url })]);
+
+      await app.get(LockService).withLock('config:url', async (lock) => {
+        expect(await admin.get('lock:config:url')).toBe(lock.token);
+      });
+
+      expect(await admin.exists('lock:config:url')).toBe(0);
+    });
+
+    it('forRootAsync({ useFactory }) builds the options from ConfigService', async () => {
+      const app = await start([
+        LockModule.forRootAsync({
+          imports: [config('factory:')],
+          inject: [ConfigService],
+          useFactory: (settings: ConfigService) => ({
+            redis: settings.getOrThrow<string>('lock.url'),
+            keyPrefix: settings.get<string>('lock.prefix'),
+          }),
+        }),
+      ]);
+
+      await app.get(LockService).withLock('k', async (lock) => {
+        expect(await admin.get('factory:k')).toBe(lock.token);
+      });
+    });
+
+    it('forRootAsync({ useClass }) builds the options with createLockOptions()', async () => {
+      const app = await start([
+        LockModule.forRootAsync({ imports: [config('class:')], useClass: LockConfig }),
+      ]);
+
+      await app.get(LockService).withLock('k', async (lock) => {
+        expect(await admin.get('class:k')).toBe(lock.token);
+      });
+    });
+
+    it.each<[string, () => DynamicModule]>([
+      ['forRoot', () => LockModule.forRoot({ redis: server.url, isGlobal: true })],
+      [
+        'forRootAsync',
+        () =>
+          LockModule.forRootAsync({ isGlobal: true, useFactory: () => ({ redis: server.url }) }),
+      ],
+    ])('%s with isGlobal: true serves modules that do not import it', async (_form, lockModule) => {
+      const app = await start([lockModule(), ReportModule]);
+
+      const lock = await app.get(ReportService).locks.acquire('config:global');
+
+      expect(await admin.get('lock:config:global')).toBe(lock.token);
+      await lock.release();
+    });
+
+    it('without isGlobal, serves only the modules that import it', async () => {
+      const store = new MemoryLockStore();
+
+      await expect(start([LockModule.forRoot({ store }), ReportModule])).rejects.toThrow(
+        /LockService/,
+      );
+    });
+  });
+
+  describe('shutdown', () => {
+    it('leaves a client the user passed in open', async () => {
+      const client = server.client();
+      const app = await start([LockModule.forRoot({ redis: client })]);
+      const locks = app.get(LockService);
+      // A waiter makes the store open its own pub/sub connection too.
+      const held = await locks.acquire('shutdown:user-client');
+      const waiting = locks.acquire('shutdown:user-client');
+      await held.release();
+      await (await waiting).release();
+
+      await close(app);
+
+      expect(client.status).toBe('ready');
+      expect(await client.ping()).toBe('PONG');
+      expect(await client.exists('lock:shutdown:user-client')).toBe(0);
+      await client.quit();
+    });
+
+    it.each<[string, () => LockModuleOptions['redis']]>([
+      ['a URL', () => server.url],
+      ['connection options', () => ({ host: '127.0.0.1', port: server.port })],
+    ])('closes the client it created from %s', async (_form, redis) => {
+      const app = await start([LockModule.forRoot({ redis: redis() })]);
+      const locks = app.get(LockService);
+      await locks.withLock('shutdown:own-client', () => undefined);
+      const client = storeClientOf(locks);
+      expect(client.status).toBe('ready');
+
+      await close(app);
+
+      await ended(client);
+      expect(client.status).toBe('end');
+    });
+
+    it('releases held locks and fails pending waiters with LockStoreError', async () => {
+      const app = await start([LockModule.forRoot({ redis: server.url })]);
+      const locks = app.get(LockService);
+      const held = await locks.acquire('shutdown:held');
+      const waiter = locks.acquire('shutdown:held', { wait: Infinity }).catch((error) => error);
+      expect(await admin.get('lock:shutdown:held')).toBe(held.token);
+
+      await close(app);
+
+      expect(await waiter).toBeInstanceOf(LockStoreError);
+      expect(await waiter).toMatchObject({ message: expect.stringMatching(/shutting down/) });
+      expect(await admin.exists('lock:shutdown:held')).toBe(0);
+      expect(held.isHeld).toBe(false);
+    });
+
+    it('fails a waiter for a lock held elsewhere, and leaves that lock alone', async () => {
+      await admin.set('lock:shutdown:foreign', 'another-process', 'PX', 60_000);
+      const app = await start([LockModule.forRoot({ redis: server.url })]);
+      const locks = app.get(LockService);
+      const contended = firstValueFrom(locks.events$.pipe(filter((e) => e.type === 'contended')));
+      const waiter = locks.acquire('shutdown:foreign', { wait: Infinity }).catch((error) => error);
+      // Closing only once the waiter is queued: an attempt still in flight at close() is a
+      // separate case (see the report on in-flight acquisitions).
+      await contended;
+
+      await close(app);
+
+      expect(await waiter).toBeInstanceOf(LockStoreError);
+      expect(await waiter).toMatchObject({ message: expect.stringMatching(/shutting down/) });
+      expect(await admin.get('lock:shutdown:foreign')).toBe('another-process');
+      await admin.del('lock:shutdown:foreign');
+    });
+
+    it('closes an app built by NestFactory: locks released, its client ended', async () => {
+      @Module({
+        imports: [LockModule.forRoot({ redis: server.url, isGlobal: true }), ReportModule],
+      })
+      class AppModule {}
+      const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+      const locks = app.get(ReportService).locks;
+      const held = await locks.acquire('factory:app');
+
+      await app.close();
+
+      expect(held.isHeld).toBe(false);
+      expect(await admin.exists('lock:factory:app')).toBe(0);
+      await ended(storeClientOf(locks));
+    });
+  });
+
+  describe('bad module options fail at bootstrap with LockOptionsError', () => {
+    const redis = (): string => server.url;
+
+    it.each<[string, () => Record<string, unknown>, RegExp]>([
+      [
+        'both redis and store',
+        () => ({ redis: redis(), store: new MemoryLockStore() }),
+        /exactly one/,
+      ],
+      ['neither redis nor store', () => ({}), /exactly one/],
+      ['an unknown option', () => ({ redis: redis(), prefix: 'x:' }), /unknown option "prefix"/],
+      ['defaults.ttl 0', () => ({ redis: redis(), defaults: { ttl: 0 } }), /"ttl"/],
+      ['defaults.wait -1', () => ({ redis: redis(), defaults: { wait: -1 } }), /"wait"/],
+      ['an unknown default', () => ({ redis: redis(), defaults: { tll: 5 } }), /"tll"/],
+      [
+        'a default signal',
+        () => ({ redis: redis(), defaults: { signal: new AbortController().signal } }),
+        /"signal"/,
+      ],
+      ['busyStatusCode 200', () => ({ redis: redis(), busyStatusCode: 200 }), /busyStatusCode/],
+      ['busyStatusCode 600', () => ({ redis: redis(), busyStatusCode: 600 }), /busyStatusCode/],
+      ['busyStatusCode 409.5', () => ({ redis: redis(), busyStatusCode: 409.5 }), /busyStatusCode/],
+      ['busyStatusCode "409"', () => ({ redis: redis(), busyStatusCode: '409' }), /busyStatusCode/],
+      ['storeTimeout 0', () => ({ redis: redis(), storeTimeout: 0 }), /storeTimeout/],
+      ['pollCap NaN', () => ({ redis: redis(), pollCap: Number.NaN }), /pollCap/],
+      ['a keyPrefix with a newline', () => ({ redis: redis(), keyPrefix: 'a\n' }), /keyPrefix/],
+      ['redis as a number', () => ({ redis: 6379 }), /"redis"/],
+    ])('%s (forRoot)', async (_name, options, message) => {
+      const bootstrap = start([LockModule.forRoot(options() as LockModuleOptions)]);
+
+      await expect(bootstrap).rejects.toBeInstanceOf(LockOptionsError);
+      await expect(bootstrap).rejects.toThrow(message);
+    });
+
+    it('also when forRootAsync builds the options', async () => {
+      const bootstrap = start([
+        LockModule.forRootAsync({
+          useFactory: () => ({ redis: server.url, busyStatusCode: 200 }),
+        }),
+      ]);
+
+      await expect(bootstrap).rejects.toBeInstanceOf(LockOptionsError);
+    });
+
+    it('also through NestFactory.createApplicationContext', async () => {
+      @Module({ imports: [LockModule.forRoot({ redis: server.url, defaults: { ttl: 0 } })] })
+      class AppModule {}
+
+      await expect(
+        NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false }),
+      ).rejects.toBeInstanceOf(LockOptionsError);
+    });
+  });
+});

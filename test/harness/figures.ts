@@ -1,0 +1,8 @@
+/**
+ * Prints measured figures (durations, latencies, counts) when LOCK_TEST_FIGURES is set, so a
+ * normal run stays quiet and a measuring run needs no code change.
+ */
+export function reportFigures(label: string, figures: Record<string, unknown>): void {
+  if (!process.env.LOCK_TEST_FIGURES) return;
+  process.stderr.write(`[figures] ${label}: ${JSON.stringify(figures)}\n`);
+}

@@ -1,0 +1,154 @@
+import { getEventListeners } from 'node:events';
+import type { Redis } from 'ioredis';
+import type { LockEngine } from '../../lib/core/lock-engine.js';
+import { LockBusyError } from '../../lib/errors/lock.errors.js';
+import { RedisServer } from '../harness/redis-server.js';
+import { createTestEngine } from '../harness/test-engine.js';
+import { activeChannels, engineInternals, figure, scanKeys, waitFor } from './support/probes.js';
+
+const CYCLES = 10_000;
+const LANES = 20;
+
+/** Listener count per event name, for an emitter that must not accumulate listeners. */
+function listenerCounts(emitter: NodeJS.EventEmitter | undefined): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const name of emitter?.eventNames() ?? []) counts[String(name)] = emitter!.listenerCount(name);
+  return counts;
+}
+
+function countBy(items: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[item] = (counts[item] ?? 0) + 1;
+  return counts;
+}
+
+describe('resource leaks', () => {
+  let server: RedisServer;
+  let client: Redis;
+  let probe: Redis;
+  let engine: LockEngine;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    client = server.client();
+    probe = server.client();
+    engine = createTestEngine(client, { pollCap: 50 });
+  });
+
+  afterAll(async () => {
+    await engine.close();
+    client.disconnect();
+    probe.disconnect();
+    await server.stop();
+  });
+
+  it(`returns to baseline after ${CYCLES} acquire/release cycles, failures included`, async () => {
+    // A signal that lives across every call, as a request-scoped one would: each waiter must
+    // remove the 'abort' listener it adds.
+    const longLived = new AbortController().signal;
+    const abortWhenContended = new Map<string, () => void>();
+    const contention = engine.events$.subscribe((event) => {
+      if (event.type !== 'contended') return;
+      const abort = abortWhenContended.get(event.key);
+      abortWhenContended.delete(event.key);
+      // A microtask later the waiter is queued with its listener in place: a mid-wait abort.
+      if (abort) queueMicrotask(abort);
+    });
+    // Each lane has a key nobody ever frees, held outside the engine as another process would.
+    for (let lane = 0; lane < LANES; lane++) await probe.set(`lock:busy:${lane}`, 'other-process');
+
+    const tally = { acquired: 0, busy: 0, aborted: 0 };
+    const expectReason = (reason: unknown) => (error: unknown) => {
+      if (error !== reason) throw error;
+      tally.aborted++;
+    };
+    const expectBusy = (error: unknown): void => {
+      if (!(error instanceof LockBusyError)) throw error;
+      tally.busy++;
+    };
+
+    async function cycle(lane: number, i: number): Promise<void> {
+      const busyKey = `busy:${lane}`;
+      switch (i % 10) {
+        case 6: {
+          if ((await engine.tryAcquire(busyKey)) !== undefined) throw new Error('took a busy key');
+          return engine.acquire(busyKey, { wait: 0 }).then(() => undefined, expectBusy);
+        }
+        case 7:
+          return engine.acquire(busyKey, { wait: 3, signal: longLived }).then(() => undefined, expectBusy);
+        case 8: {
+          const controller = new AbortController();
+          controller.abort(new Error('pre-aborted'));
+          const reason = controller.signal.reason as unknown;
+          return engine.acquire(`free:${lane}`, { signal: controller.signal }).then(() => undefined, expectReason(reason));
+        }
+        case 9: {
+          const controller = new AbortController();
+          const reason = new Error('aborted mid-wait');
+          abortWhenContended.set(busyKey, () => controller.abort(reason));
+          return engine
+            .acquire(busyKey, { wait: 10_000, signal: controller.signal })
+            .then(() => undefined, expectReason(reason));
+        }
+        default: {
+          const lock = await engine.acquire(`free:${lane}`, { signal: longLived });
+          tally.acquired++;
+          if ((await lock.release()) !== 'released') throw new Error('release failed');
+        }
+      }
+    }
+
+    const runLanes = (cyclesPerLane: number): Promise<unknown> =>
+      Promise.all(
+        Array.from({ length: LANES }, async (_, lane) => {
+          for (let i = 0; i < cyclesPerLane; i++) await cycle(lane, i);
+        }),
+      );
+
+    const settled = async (): Promise<boolean> =>
+      Object.values(engineInternals(engine)).every((n) => n === 0) && (await activeChannels(probe)).length === 0;
+
+    const snapshot = async (): Promise<unknown> => {
+      const notifier = (engine as unknown as { config: { store: { notifier: { connection?: Redis } } } }).config.store
+        .notifier;
+      return {
+        resources: countBy(process.getActiveResourcesInfo()),
+        client: listenerCounts(client),
+        clientSocket: listenerCounts(client.stream),
+        subscriber: listenerCounts(notifier.connection),
+        subscriberSocket: listenerCounts(notifier.connection?.stream),
+        signalListeners: getEventListeners(longLived, 'abort').length,
+        redisClients: (await probe.client('LIST') as string).trim().split('\n').length,
+      };
+    };
+
+    // Warm up, so connections and listeners made once per engine are in the baseline.
+    await runLanes(10);
+    await waitFor('the engine to settle after warm-up', settled);
+    const baseline = await snapshot();
+
+    const startedAt = performance.now();
+    await runLanes(CYCLES / LANES);
+    const elapsed = performance.now() - startedAt;
+    await waitFor('the engine to settle', settled, 5_000);
+    const after = await waitFor(
+      'handles, timers and listeners to return to baseline',
+      async () => {
+        const now = await snapshot();
+        return JSON.stringify(now) === JSON.stringify(baseline) && now;
+      },
+      5_000,
+    ).catch(async () => snapshot());
+    contention.unsubscribe();
+
+    figure('leaks: 10k mixed cycles took (ms)', elapsed);
+    figure('leaks: baseline', JSON.stringify(baseline));
+    expect(tally.acquired + tally.busy + tally.aborted).toBe(CYCLES + LANES * 10 + LANES * 2);
+    expect(after).toEqual(baseline);
+    expect(engineInternals(engine)).toEqual({ queues: 0, held: 0, watched: 0, notifierChannels: 0, notifierPending: 0 });
+    expect(engine.heldCount).toBe(0);
+    expect(await activeChannels(probe)).toEqual([]);
+    expect(await scanKeys(probe)).toEqual(Array.from({ length: LANES }, (_, lane) => `lock:busy:${lane}`).sort());
+    expect(abortWhenContended.size).toBe(0);
+  }, 120_000);
+});

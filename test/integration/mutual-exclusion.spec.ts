@@ -1,0 +1,69 @@
+import type { Redis } from 'ioredis';
+import { killLiveWorkers, runWorkers } from '../harness/child-workers.js';
+import { reportFigures } from '../harness/figures.js';
+import { countOverlaps, fromWire } from '../harness/intervals.js';
+import { RedisServer } from '../harness/redis-server.js';
+import type { MutexWorkerConfig, MutexWorkerResult } from '../fixtures/mutex-worker.js';
+
+const PROCESSES = 3;
+const LOOPS_PER_PROCESS = 8;
+
+describe('mutual exclusion across processes', () => {
+  let server: RedisServer;
+  let client: Redis;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    client = server.client();
+  });
+
+  afterAll(async () => {
+    await killLiveWorkers();
+    await client?.quit();
+    await server?.stop();
+  });
+
+  /** Runs the increment workers in PROCESSES processes; returns the counter and the sections. */
+  async function run(name: string, iterations: number, useLock: boolean) {
+    const config: MutexWorkerConfig = {
+      port: server.port,
+      lockKey: `${name}:lock`,
+      counterKey: `${name}:counter`,
+      concurrency: LOOPS_PER_PROCESS,
+      iterations,
+      useLock,
+    };
+    const startedAt = performance.now();
+    const configs = Array.from({ length: PROCESSES }, () => config);
+    const results = await runWorkers<MutexWorkerResult>('mutex-worker', configs, 55_000);
+    const seconds = (performance.now() - startedAt) / 1000;
+    const intervals = results.flatMap((result) => result.intervals.map(fromWire));
+    const counter = Number(await client.get(config.counterKey));
+    return { counter, intervals, overlaps: countOverlaps(intervals), seconds };
+  }
+
+  it('keeps 7200 read-yield-write increments on one key apart: no lost update, no overlap', async () => {
+    const expected = PROCESSES * LOOPS_PER_PROCESS * 300;
+    expect(expected).toBe(7200);
+
+    const { counter, intervals, overlaps, seconds } = await run('locked', 300, true);
+
+    reportFigures('mutual exclusion', { sections: intervals.length, counter, overlaps, seconds });
+    expect(intervals).toHaveLength(expected);
+    expect(counter).toBe(expected);
+    expect(overlaps).toBe(0);
+  }, 60_000);
+
+  // Proves the checker can see a race: the same workers, without the lock, must trip it.
+  it('control: the same workers without the lock overlap and lose updates', async () => {
+    const iterations = 10;
+    const expected = PROCESSES * LOOPS_PER_PROCESS * iterations;
+
+    const { counter, intervals, overlaps, seconds } = await run('unlocked', iterations, false);
+
+    reportFigures('control (no lock)', { sections: intervals.length, counter, overlaps, seconds });
+    expect(intervals).toHaveLength(expected);
+    expect(counter).toBeLessThan(expected);
+    expect(overlaps).toBeGreaterThan(0);
+  }, 60_000);
+});

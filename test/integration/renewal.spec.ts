@@ -1,0 +1,187 @@
+import type { Redis } from 'ioredis';
+import type { LockEngine } from '../../lib/core/lock-engine.js';
+import { LockLostError } from '../../lib/errors/lock.errors.js';
+import { EXTEND } from '../../lib/stores/redis/redis-lock.scripts.js';
+import { RedisServer } from '../harness/redis-server.js';
+import { createTestEngine } from '../harness/test-engine.js';
+import {
+  abortTime,
+  commandCalls,
+  figure,
+  recordEvents,
+  waitFor,
+  within,
+} from './support/probes.js';
+
+const TTL = 300;
+const RENEW_INTERVAL = TTL / 3;
+// Room for one round trip and a busy event loop on a loaded CI machine.
+const MARGIN = 60;
+
+describe('lease renewal', () => {
+  let server: RedisServer;
+  let client: Redis;
+  let probe: Redis;
+  let engine: LockEngine;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    client = server.client();
+    probe = server.client();
+  });
+
+  afterAll(async () => {
+    client.disconnect();
+    probe.disconnect();
+    await server.stop();
+  });
+
+  beforeEach(() => {
+    engine = createTestEngine(client);
+  });
+
+  afterEach(async () => {
+    await engine.close();
+    await probe.flushall();
+  });
+
+  it('keeps a 300 ms lease alive for 3 s without a gap', async () => {
+    const recorder = recordEvents(engine);
+    const lock = await engine.acquire('k', { ttl: TTL });
+
+    let minPttl = Infinity;
+    let samples = 0;
+    const end = performance.now() + 3_000;
+    while (performance.now() < end) {
+      const [[, value], [, pttl]] = (await probe.pipeline().get('lock:k').pttl('lock:k').exec())!;
+      expect(value).toBe(lock.token);
+      minPttl = Math.min(minPttl, pttl as number);
+      samples++;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    recorder.stop();
+
+    const renewals = recorder.events.filter((event) => event.type === 'renewed' && event.key === 'k');
+    figure('renewal: min PTTL over 3 s (ms)', minPttl);
+    figure('renewal: renewals in 3 s', renewals.length);
+    figure('renewal: PTTL samples', samples);
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.isHeld).toBe(true);
+    expect(minPttl).toBeGreaterThan(0);
+    // One every ttl/3 would be 30; half of that still proves renewal never stalled for long.
+    expect(renewals.length).toBeGreaterThanOrEqual(15);
+    expect(recorder.events.some((event) => event.type === 'lost' || event.type === 'expired')).toBe(false);
+    expect(await lock.release()).toBe('released');
+  });
+
+  it('notices a key deleted behind its back within one renewal interval', async () => {
+    const recorder = recordEvents(engine);
+    const lock = await engine.acquire('k', { ttl: TTL });
+    // Start from a steady renewal rhythm rather than from the acquire.
+    await waitFor('a first renewal', () => recorder.events.some((event) => event.type === 'renewed'));
+    const aborted = abortTime(lock.signal);
+
+    const deletedAt = performance.now();
+    expect(await probe.del('lock:k')).toBe(1);
+    const abortedAt = await within('the abort after DEL', aborted, 2_000);
+    recorder.stop();
+
+    figure('renewal: DEL -> abort (ms)', abortedAt - deletedAt);
+    expect(abortedAt - deletedAt).toBeLessThanOrEqual(RENEW_INTERVAL + MARGIN);
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect(lock.signal.reason).toMatchObject({ key: 'k', reason: 'expired' });
+    expect(lock.isHeld).toBe(false);
+    expect(recorder.events).toContainEqual(expect.objectContaining({ type: 'lost', key: 'k', reason: 'expired' }));
+    // Renewal must not bring the key back.
+    expect(await probe.exists('lock:k')).toBe(0);
+  });
+
+  it('reports a key overwritten by another owner as stolen and leaves it alone', async () => {
+    const lock = await engine.acquire('k', { ttl: TTL });
+    const aborted = abortTime(lock.signal);
+
+    const stolenAt = performance.now();
+    await probe.set('lock:k', 'intruder', 'PX', 10_000);
+    const abortedAt = await within('the abort after the overwrite', aborted, 2_000);
+
+    figure('renewal: overwrite -> abort (ms)', abortedAt - stolenAt);
+    expect(abortedAt - stolenAt).toBeLessThanOrEqual(RENEW_INTERVAL + MARGIN);
+    expect(lock.signal.reason).toMatchObject({ name: 'LockLostError', reason: 'stolen' });
+    expect(await probe.get('lock:k')).toBe('intruder');
+    expect(await probe.pttl('lock:k')).toBeGreaterThan(9_000);
+  });
+
+  it('stops renewing at maxHold: the signal aborts with max-hold and the key expires', async () => {
+    const maxHold = 1_000;
+    const recorder = recordEvents(engine);
+    const calledAt = performance.now();
+    const lock = await engine.acquire('k', { ttl: TTL, maxHold });
+    const abortedAt = await within('the max-hold abort', abortTime(lock.signal), maxHold + 1_000);
+    const gone = await waitFor('the key to expire', async () => (await probe.exists('lock:k')) === 0 && performance.now());
+    recorder.stop();
+
+    figure('renewal: maxHold 1000 -> abort after (ms)', abortedAt - calledAt);
+    figure('renewal: abort -> key gone (ms)', gone - abortedAt);
+    // The hold is counted from when the acquire was sent, which is after `calledAt`.
+    expect(abortedAt - calledAt).toBeGreaterThanOrEqual(maxHold);
+    expect(abortedAt - calledAt).toBeLessThanOrEqual(maxHold + MARGIN);
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect(lock.signal.reason).toMatchObject({ reason: 'max-hold' });
+    // Renewal kept it past its first ttl, then the last renewals were clipped to maxHold.
+    expect(recorder.events.filter((event) => event.type === 'renewed').length).toBeGreaterThanOrEqual(5);
+    expect(gone - abortedAt).toBeLessThanOrEqual(MARGIN);
+    expect(recorder.events).toContainEqual(expect.objectContaining({ type: 'lost', reason: 'max-hold' }));
+  });
+
+  it('lets a lock without autoRenew run out: expired event and aborted signal at lease end', async () => {
+    const recorder = recordEvents(engine);
+    const calledAt = performance.now();
+    const lock = await engine.acquire('k', { ttl: TTL, autoRenew: false });
+    const abortedAt = await within('the lease-end abort', abortTime(lock.signal), TTL + 1_000);
+    await waitFor('the key to expire', async () => (await probe.exists('lock:k')) === 0);
+    recorder.stop();
+
+    figure('renewal: autoRenew false, ttl 300 -> abort after (ms)', abortedAt - calledAt);
+    expect(abortedAt - calledAt).toBeGreaterThanOrEqual(TTL);
+    expect(abortedAt - calledAt).toBeLessThanOrEqual(TTL + MARGIN);
+    expect(lock.signal.reason).toMatchObject({ name: 'LockLostError', reason: 'expired' });
+    const types = recorder.events.map((event) => event.type);
+    expect(types).toContain('expired');
+    expect(types).not.toContain('renewed');
+    expect(types).not.toContain('lost');
+  });
+
+  it('renews many locks with one EXTEND call per tick, not one per lock', async () => {
+    const count = 200;
+    const ttl = 600;
+    // Load EXTEND first: a NOSCRIPT miss would count as an extra EVALSHA in the window.
+    await probe.script('LOAD', EXTEND.body);
+    const locks = await Promise.all(
+      Array.from({ length: count }, (_, i) => engine.acquire(`batch:${i}`, { ttl })),
+    );
+
+    const recorder = recordEvents(engine);
+    const before = await commandCalls(probe);
+    await waitFor(
+      'five renewals of every lock',
+      () => recorder.events.filter((event) => event.type === 'renewed').length >= count * 5,
+      5_000,
+    );
+    const after = await commandCalls(probe);
+    recorder.stop();
+
+    const renewed = recorder.events.filter((event) => event.type === 'renewed').length;
+    const evalsha = (after.get('evalsha') ?? 0) - (before.get('evalsha') ?? 0);
+    const eval_ = (after.get('eval') ?? 0) - (before.get('eval') ?? 0);
+    figure('batching: renewals observed', renewed);
+    figure('batching: EVALSHA calls for them', evalsha);
+    expect(eval_).toBe(0);
+    expect(evalsha).toBeGreaterThanOrEqual(5);
+    // One call per round of `count` renewals; +2 for a call that ran but whose reply (and
+    // events) had not arrived when a snapshot was taken.
+    expect(evalsha).toBeLessThanOrEqual(Math.ceil(renewed / count) + 2);
+    expect(locks.every((lock) => !lock.signal.aborted)).toBe(true);
+    const values = await probe.mget(locks.map((_, i) => `lock:batch:${i}`));
+    expect(values).toEqual(locks.map((lock) => lock.token));
+  });
+});
