@@ -4,7 +4,12 @@ const transform = {
 };
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    // The sample app imports the package by name; tests run it against the source.
+    '^nestjs-distributed-lock$': '<rootDir>/lib/index.ts',
+    '^nestjs-distributed-lock/testing$': '<rootDir>/lib/testing/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   transform,
   testEnvironment: 'node',
 };

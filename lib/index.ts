@@ -6,7 +6,10 @@ export type {
   OnBusy,
 } from './interfaces/distributed-lock-options.interface.js';
 export type { LockKeySource } from './keys/lock-key.resolver.js';
-export type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
+export type {
+  LockModuleOptions,
+  RedisClusterConfig,
+} from './interfaces/lock-module-options.interface.js';
 export type { LockOptions } from './interfaces/lock-options.interface.js';
 export type { Lock } from './core/lock.interface.js';
 export type { LockEvent, LockEventType } from './core/lock.events.js';
@@ -29,5 +32,15 @@ export type {
   LeaseExtension,
   ReleaseResult,
   ExtendResult,
+  NodeOutcome,
 } from './stores/lock-store.interface.js';
-export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis-lock.store.js';
+export {
+  RedisLockStore,
+  type RedisLockStoreOptions,
+  type ReplicaAcknowledgement,
+} from './stores/redis/redis-lock.store.js';
+export {
+  RedlockLockStore,
+  type RedlockLockStoreOptions,
+} from './stores/redlock/redlock-lock.store.js';
+export type { RedlockOptions } from './stores/redlock/redlock-options.js';

@@ -1,11 +1,10 @@
-import { Redis } from 'ioredis';
 import { LockEngine } from './core/lock-engine.js';
 import { hasControlCharacter } from './core/lock-key.validation.js';
 import {
   DEFAULT_LOCK_OPTIONS,
+  describe,
   resolveLockOptions,
   validateLockOptions,
-  describe,
 } from './core/lock-options.validation.js';
 import { LockOptionsError } from './errors/lock.errors.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
@@ -15,11 +14,13 @@ import {
   DEFAULT_POLL_CAP,
   DEFAULT_STORE_TIMEOUT,
 } from './lock.constants.js';
-import type { LockStore } from './stores/lock-store.interface.js';
-import { RedisLockStore } from './stores/redis/redis-lock.store.js';
+import { checkConnectionTarget, provideStore } from './lock-store.factory.js';
 
 const knownModuleOptions = new Set([
   'redis',
+  'redlock',
+  'redlockOptions',
+  'replicas',
   'store',
   'keyPrefix',
   'defaults',
@@ -37,10 +38,10 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
       'LockModule "defaults": "signal" belongs to one acquisition, not to the defaults.',
     );
   }
-  const { store, closeStore } = createStore(options);
+  const { store, close } = provideStore(options);
   return new LockEngine({
     store,
-    closeStore,
+    closeStore: close,
     keyPrefix: options.keyPrefix ?? DEFAULT_KEY_PREFIX,
     defaults: resolveLockOptions(DEFAULT_LOCK_OPTIONS, options.defaults),
     storeTimeout: options.storeTimeout ?? DEFAULT_STORE_TIMEOUT,
@@ -49,43 +50,29 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
   });
 }
 
-function createStore(options: LockModuleOptions): { store: LockStore; closeStore: boolean } {
-  if (options.store) return { store: options.store, closeStore: false };
-  const { redis } = options;
-  if (isRedisClient(redis))
-    return { store: new RedisLockStore(redis, { ownsClient: false }), closeStore: true };
-  const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis!);
-  // An unreachable Redis must not crash the app with an unhandled 'error' event; failures
-  // surface as LockStoreError on the calls that need Redis.
-  client.on('error', () => undefined);
-  return { store: new RedisLockStore(client, { ownsClient: true }), closeStore: true };
-}
-
 function validateModuleOptions(options: LockModuleOptions): void {
   if (!options || typeof options !== 'object') {
     throw new LockOptionsError(`LockModule options must be an object, got ${describe(options)}.`);
   }
   for (const name of Object.keys(options)) {
     if (!knownModuleOptions.has(name)) {
-      throw new LockOptionsError(
-        `LockModule: unknown option "${name}". Known options: ${[...knownModuleOptions].join(', ')}.`,
-      );
+      const known = [...knownModuleOptions].join(', ');
+      throw new LockOptionsError(`LockModule: unknown option "${name}". Known options: ${known}.`);
     }
   }
-  const { redis, store, keyPrefix, storeTimeout, busyStatusCode, pollCap } = options;
-  if ((redis === undefined) === (store === undefined)) {
+  const { redis, redlock, store, keyPrefix, storeTimeout, busyStatusCode, pollCap, replicas } =
+    options;
+  if ([redis, redlock, store].filter((target) => target !== undefined).length !== 1) {
     throw new LockOptionsError(
-      'LockModule: give exactly one of "redis" (a client, options or URL) or "store" (a LockStore).',
+      'LockModule: give exactly one of "redis" (a client, options or URL), "redlock" (a list of ' +
+        'independent masters) or "store" (a LockStore).',
     );
   }
-  if (
-    redis !== undefined &&
-    typeof redis !== 'string' &&
-    (redis === null || typeof redis !== 'object')
-  ) {
-    throw new LockOptionsError(
-      `LockModule "redis" must be an ioredis client, options or a URL, got ${describe(redis)}.`,
-    );
+  if (redis !== undefined) checkConnectionTarget(redis, 'redis');
+  if (redlock !== undefined) {
+    if (!Array.isArray(redlock))
+      throw new LockOptionsError('LockModule "redlock" must be an array of Redis nodes.');
+    redlock.forEach((node, i) => checkConnectionTarget(node, `redlock[${i}]`));
   }
   if (
     keyPrefix !== undefined &&
@@ -95,14 +82,25 @@ function validateModuleOptions(options: LockModuleOptions): void {
       `LockModule "keyPrefix" must be a string without control characters, got ${describe(keyPrefix)}.`,
     );
   }
+  if (replicas !== undefined) checkReplicas(replicas);
   checkPositive(storeTimeout, 'storeTimeout');
   checkPositive(pollCap, 'pollCap');
-  if (
-    busyStatusCode !== undefined &&
-    !(Number.isInteger(busyStatusCode) && busyStatusCode >= 400 && busyStatusCode < 600)
-  ) {
+  const validStatus =
+    Number.isInteger(busyStatusCode) && busyStatusCode! >= 400 && busyStatusCode! < 600;
+  if (busyStatusCode !== undefined && !validStatus) {
     throw new LockOptionsError(
       `LockModule "busyStatusCode" must be an HTTP error status (400–599), got ${describe(busyStatusCode)}.`,
+    );
+  }
+}
+
+function checkReplicas(replicas: LockModuleOptions['replicas']): void {
+  const { count, timeout } = (replicas ?? {}) as { count?: unknown; timeout?: unknown };
+  const wholePositive = (value: unknown): boolean =>
+    Number.isInteger(value) && (value as number) > 0;
+  if (!wholePositive(count) || (timeout !== undefined && !wholePositive(timeout))) {
+    throw new LockOptionsError(
+      'LockModule "replicas" must be { count: N ≥ 1, timeout?: ms ≥ 1 }, e.g. { count: 1, timeout: 100 }.',
     );
   }
 }
@@ -113,9 +111,4 @@ function checkPositive(value: unknown, name: string): void {
       `LockModule "${name}" must be a positive number of ms, got ${describe(value)}.`,
     );
   }
-}
-
-function isRedisClient(value: unknown): value is Redis {
-  const candidate = value as Partial<Redis> | undefined;
-  return typeof candidate?.evalsha === 'function' && typeof candidate.duplicate === 'function';
 }

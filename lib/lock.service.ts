@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import type { LockEngine } from './core/lock-engine.js';
 import type { LockEvent } from './core/lock.events.js';
@@ -10,7 +10,7 @@ import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 
 /** Takes and releases distributed locks. Inject it anywhere `LockModule` is imported. */
 @Injectable()
-export class LockService implements OnApplicationShutdown {
+export class LockService implements OnModuleInit, OnApplicationShutdown {
   /** @internal */
   readonly engine: LockEngine;
 
@@ -46,6 +46,11 @@ export class LockService implements OnApplicationShutdown {
     options?: LockOptions,
   ): Promise<T> {
     return this.engine.withLock(key, fn, options);
+  }
+
+  /** Lets the store check its configuration (e.g. that WAIT is available for `replicas`). */
+  async onModuleInit(): Promise<void> {
+    await this.engine.init();
   }
 
   /** Releases every lock still held and closes the connections the module created. */

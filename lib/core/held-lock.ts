@@ -19,6 +19,8 @@ export interface LeaseTerms {
   readonly autoRenew: boolean;
   /** When the acquire attempt was sent (`performance.now()`). */
   readonly startedAt: number;
+  /** Local deadline of the first lease. */
+  readonly expiresAt: number;
   readonly holdUntil: number;
 }
 
@@ -51,7 +53,7 @@ export class HeldLock implements Lock, WatchedLease {
     this.ttl = terms.ttl;
     this.autoRenew = terms.autoRenew;
     this.holdUntil = terms.holdUntil;
-    this.expiresAt = Math.min(terms.startedAt + terms.ttl, terms.holdUntil);
+    this.expiresAt = Math.min(terms.expiresAt, terms.holdUntil);
   }
 
   get fence(): number | undefined {

@@ -19,6 +19,8 @@ export interface WatchdogHooks {
   renewed(lease: WatchedLease, ttl: number): void;
   lost(lease: WatchedLease, reason: LockLossReason): void;
   failed(error: unknown): void;
+  /** Clock-drift allowance subtracted from each renewed lease. */
+  drift(ttl: number): number;
 }
 
 interface Schedule {
@@ -117,7 +119,7 @@ export class LeaseWatchdog {
     }
     entry.unreachable = false;
     entry.renewAt = sentAt + interval(lease);
-    lease.expiresAt = Math.max(lease.expiresAt, sentAt + ttl);
+    lease.expiresAt = Math.max(lease.expiresAt, sentAt + ttl - this.hooks.drift(ttl));
     this.hooks.renewed(lease, ttl);
   }
 
@@ -166,7 +168,8 @@ function renewalTtl(lease: WatchedLease, now: number): number {
 }
 
 function lossReason(lease: WatchedLease, entry: Schedule, now: number): LockLossReason {
-  if (entry.unreachable) return 'unreachable';
+  // A renewal still unanswered at the deadline is an unreachable store, not a vanished key.
+  if (entry.unreachable || entry.renewing) return 'unreachable';
   if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';
   return 'expired';
 }

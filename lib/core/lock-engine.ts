@@ -1,11 +1,12 @@
 import {
   LockBusyError,
   LockLostError,
+  LockOptionsError,
   LockStoreError,
   type LockLossReason,
 } from '../errors/lock.errors.js';
 import type { LockOptions, ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
-import type { LockStore, ReleaseResult } from '../stores/lock-store.interface.js';
+import type { LockStore, NodeOutcome, ReleaseResult } from '../stores/lock-store.interface.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { findHeldLock, heldKeys, runHoldingLock } from './lock-context.js';
@@ -28,8 +29,8 @@ export interface LockEngineConfig {
   readonly pollCap: number;
   /** Status code carried by `LockBusyError`. */
   readonly busyStatusCode: number;
-  /** Close the store on `close()` (false for a store the user passed in). */
-  readonly closeStore: boolean;
+  /** Lets go of the store on `close()`: closes what the module created, leaves the user's open. */
+  readonly closeStore: () => Promise<void>;
 }
 
 type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
@@ -44,6 +45,8 @@ export class LockEngine implements LeaseKeeper {
   private readonly queues = new Map<string, WaitQueue>();
   private readonly held = new Map<HeldLock, WaitQueue>();
   private readonly watchdog: LeaseWatchdog;
+  /** The per-node answers of a request's last failed attempt, for its `LockBusyError`. */
+  private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
   private closed = false;
 
   constructor(private readonly config: LockEngineConfig) {
@@ -52,6 +55,7 @@ export class LockEngine implements LeaseKeeper {
       renewed: (lease, ttl) => this.emit({ type: 'renewed', key: (lease as HeldLock).key, ttl }),
       lost: (lease, reason) => this.lose(lease as HeldLock, reason),
       failed: () => undefined,
+      drift: (ttl) => this.drift(ttl),
     });
   }
 
@@ -66,7 +70,22 @@ export class LockEngine implements LeaseKeeper {
 
   /** Validates a key and options against this engine's prefix and defaults. Throws, never calls the store. */
   prepare(key: unknown, options?: LockOptions): LockRequest {
-    return prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
+    const request = prepareLockRequest(key, options, this.config.keyPrefix, this.config.defaults);
+    const { store } = this.config;
+    if (request.options.fencing && store.supportsFencing === false) {
+      throw new LockOptionsError(
+        `Lock "${request.label}": this store cannot issue safe fencing tokens (Redlock has no single ` +
+          'monotonic counter). Use a single Redis (or Sentinel) store for fenced locks.',
+        request.label,
+      );
+    }
+    store.checkKeys?.(request.fullKeys);
+    return request;
+  }
+
+  /** Lets the store check its configuration once, at startup. */
+  async init(): Promise<void> {
+    await this.config.store.init?.();
   }
 
   async tryAcquire(
@@ -125,7 +144,7 @@ export class LockEngine implements LeaseKeeper {
     for (const queue of this.queues.values()) queue.failAll(shuttingDown);
     this.watchdog.stop();
     await Promise.allSettled([...this.held.keys()].map((lock) => lock.release()));
-    if (this.config.closeStore) await this.config.store.close();
+    await this.config.closeStore();
     this.bus.complete();
   }
 
@@ -194,6 +213,8 @@ export class LockEngine implements LeaseKeeper {
       const remaining = request.startedAt + wait - performance.now();
       if (remaining < MAX_TTL)
         timer = setTimeout(() => giveUp(this.busy(request)), Math.max(1, remaining));
+      // The signal may have fired while the first attempt was in flight: no event comes then.
+      if (signal?.aborted) return giveUp(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       queue.enqueue(waiter, first);
     });
@@ -217,9 +238,16 @@ export class LockEngine implements LeaseKeeper {
         if (late.acquired) store.release(request.fullKeys, token).catch(() => undefined);
       },
     );
-    return result.acquired
-      ? { grant: { token, fences: result.fences, startedAt } }
-      : { pttl: result.pttl };
+    if (!result.acquired) {
+      if (result.nodes) this.lastNodes.set(request, result.nodes);
+      return { pttl: result.pttl };
+    }
+    const expiresAt = startedAt + ttl - this.drift(ttl);
+    return { grant: { token, fences: result.fences, startedAt, expiresAt } };
+  }
+
+  private drift(ttl: number): number {
+    return this.config.store.drift?.(ttl) ?? 0;
   }
 
   private hold(request: LockRequest, queue: WaitQueue, grant: Grant): Lock {
@@ -233,6 +261,7 @@ export class LockEngine implements LeaseKeeper {
       ttl: options.ttl,
       autoRenew: options.autoRenew,
       startedAt: grant.startedAt,
+      expiresAt: grant.expiresAt,
       holdUntil: options.maxHold === undefined ? Infinity : grant.startedAt + options.maxHold,
     });
     this.held.set(lock, queue);
@@ -278,7 +307,7 @@ export class LockEngine implements LeaseKeeper {
       this.lose(lock, result);
       throw new LockLostError(lock.key, result);
     }
-    lock.expiresAt = Math.max(lock.expiresAt, sentAt + ttl);
+    lock.expiresAt = Math.max(lock.expiresAt, sentAt + ttl - this.drift(ttl));
     this.watchdog.touch(lock);
     this.emit({ type: 'renewed', key: lock.key, ttl });
   }
@@ -322,7 +351,10 @@ export class LockEngine implements LeaseKeeper {
     const { store } = this.config;
     const results = await Promise.allSettled(
       request.fullKeys.map((key) =>
-        this.storeCall(store.subscribe(key, onRelease), request.label, 'subscribe'),
+        // A subscription confirmed after the timeout must still be undone, or it leaks.
+        this.storeCall(store.subscribe(key, onRelease), request.label, 'subscribe', (late) =>
+          late(),
+        ),
       ),
     );
     const unsubscribes = results.flatMap((result) =>
@@ -340,7 +372,12 @@ export class LockEngine implements LeaseKeeper {
   private busy(request: LockRequest): LockBusyError {
     const waited = performance.now() - request.startedAt;
     if (this.bus.listening) this.emit({ type: 'busy', key: request.label, waited });
-    return new LockBusyError(request.label, waited, this.config.busyStatusCode);
+    return new LockBusyError(
+      request.label,
+      waited,
+      this.config.busyStatusCode,
+      this.lastNodes.get(request),
+    );
   }
 
   private storeCall<T>(

@@ -4,11 +4,14 @@ import { describe } from './lock-options.validation.js';
 /** Longest key name accepted, in UTF-8 bytes. */
 export const MAX_KEY_BYTES = 1024;
 
-// eslint-disable-next-line no-control-regex
-const controlCharacter = /[\u0000-\u001f\u007f]/;
+const controlCharacter = /\p{Cc}/u;
 
+/**
+ * True for C0/C1 control characters and lone surrogates (which UTF-8 encodes as U+FFFD, so two
+ * different names would share one Redis key).
+ */
 export function hasControlCharacter(text: string): boolean {
-  return controlCharacter.test(text);
+  return controlCharacter.test(text) || !text.isWellFormed();
 }
 
 /** Checks a key name, or a list of them for a multi-key lock, before anything reaches Redis. */

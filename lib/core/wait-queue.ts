@@ -4,7 +4,10 @@ import { WakeLatch } from './wake-latch.js';
 export interface Grant {
   readonly token: string;
   readonly fences?: readonly number[];
+  /** When the winning attempt was sent (`performance.now()`). */
   readonly startedAt: number;
+  /** Local deadline of the lease: surely over in the store by then. */
+  readonly expiresAt: number;
 }
 
 export type AttemptOutcome = { readonly grant: Grant } | { readonly pttl: number };

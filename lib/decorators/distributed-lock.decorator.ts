@@ -1,7 +1,10 @@
 import { Inject, Optional } from '@nestjs/common';
 import { validateLockOptions } from '../core/lock-options.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
-import type { DistributedLockOptions, OnBusy } from '../interfaces/distributed-lock-options.interface.js';
+import type {
+  DistributedLockOptions,
+  OnBusy,
+} from '../interfaces/distributed-lock-options.interface.js';
 import { compileLockKey, type LockKeySource } from '../keys/lock-key.resolver.js';
 import { LockService } from '../lock.service.js';
 import { runLockedMethod, type LockedMethodPlan } from './locked-method.runner.js';
@@ -20,27 +23,42 @@ type Method = (...args: unknown[]) => unknown;
  * handlers), above or below Nest's own decorators. The method's result becomes a Promise (an
  * Observable result, when declared as the return type, is locked per subscription).
  */
-export function DistributedLock(key: LockKeySource, options: DistributedLockOptions = {}): MethodDecorator {
+export function DistributedLock(
+  key: LockKeySource,
+  options: DistributedLockOptions = {},
+): MethodDecorator {
   return (target, propertyKey, descriptor) => {
     const method = `${target.constructor.name}.${String(propertyKey)}`;
     const original = descriptor.value as unknown;
     if (typeof original !== 'function') {
       throw new LockOptionsError(`@DistributedLock on ${method}: it decorates methods only.`);
     }
-    const plan = createPlan(method, key, options, Reflect.getMetadata('design:returntype', target, propertyKey));
+    const plan = createPlan(
+      method,
+      key,
+      options,
+      Reflect.getMetadata('design:returntype', target, propertyKey),
+    );
     Inject(LockService)(target, LOCK_SERVICE);
     Optional()(target, LOCK_SERVICE);
     const locked = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
       const service = this?.[LOCK_SERVICE];
       if (!(service instanceof LockService)) throw notManaged(method);
-      return runLockedMethod(service.engine, plan, args, () => (original as Method).apply(this, args));
+      return runLockedMethod(service.engine, plan, args, () =>
+        (original as Method).apply(this, args),
+      );
     };
     copyIdentity(original as Method, locked);
     (descriptor as TypedPropertyDescriptor<unknown>).value = locked;
   };
 }
 
-function createPlan(method: string, key: LockKeySource, options: DistributedLockOptions, returnType: unknown): LockedMethodPlan {
+function createPlan(
+  method: string,
+  key: LockKeySource,
+  options: DistributedLockOptions,
+  returnType: unknown,
+): LockedMethodPlan {
   const where = `@DistributedLock on ${method}`;
   validateLockOptions(options, where, new Set(['onBusy']));
   const { onBusy = 'throw', ...lockOptions } = options;

@@ -29,7 +29,12 @@ export function runLockedMethod(
   return lockedCall(engine, plan, args, invoke);
 }
 
-async function lockedCall(engine: LockEngine, plan: LockedMethodPlan, args: unknown[], invoke: () => unknown) {
+async function lockedCall(
+  engine: LockEngine,
+  plan: LockedMethodPlan,
+  args: unknown[],
+  invoke: () => unknown,
+) {
   const request = engine.prepare(plan.resolveKeys(args, plan.method), plan.options);
   let lock: Lock;
   try {
@@ -45,7 +50,12 @@ async function lockedCall(engine: LockEngine, plan: LockedMethodPlan, args: unkn
 }
 
 /** Holds the lock from subscription until complete, error or unsubscribe; each subscription locks anew. */
-function lockedStream(engine: LockEngine, plan: LockedMethodPlan, args: unknown[], invoke: () => unknown) {
+function lockedStream(
+  engine: LockEngine,
+  plan: LockedMethodPlan,
+  args: unknown[],
+  invoke: () => unknown,
+) {
   return new Observable<unknown>((subscriber) => {
     let lock: Lock | undefined;
     let inner: Subscription | undefined;

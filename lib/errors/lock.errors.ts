@@ -1,3 +1,5 @@
+import type { NodeOutcome } from '../stores/lock-store.interface.js';
+
 /**
  * Every error this library throws is a {@link LockError}. Each one carries the lock key and a
  * message that says what to do about it.
@@ -41,6 +43,8 @@ export class LockBusyError extends LockError {
     /** How long the acquire waited, in ms. */
     readonly waited: number,
     statusCode = 409,
+    /** How each node answered the last attempt, on a multi-node (Redlock) store. */
+    readonly nodes?: readonly NodeOutcome[],
   ) {
     super(
       `Lock "${key}" is busy: another holder kept it for the whole wait of ${Math.round(waited)} ms. ` +
@@ -80,7 +84,13 @@ export class LockLostError extends LockError {
 export class LockStoreError extends LockError {
   readonly code = 'LOCK_STORE_UNAVAILABLE';
 
-  constructor(key: string | undefined, detail: string, cause?: unknown) {
+  constructor(
+    key: string | undefined,
+    detail: string,
+    cause?: unknown,
+    /** How each node answered, on a multi-node (Redlock) store. */
+    readonly nodes?: readonly NodeOutcome[],
+  ) {
     const subject = key === undefined ? 'The lock store' : `Lock "${key}"`;
     super(`${subject}: ${detail}`, key, 503, { cause });
   }

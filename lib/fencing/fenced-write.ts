@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError, StaleFenceError } from '../errors/lock.errors.js';
 import { FENCED_WRITE } from '../stores/redis/redis-lock.scripts.js';
 import { runScript } from '../stores/redis/script-runner.js';
@@ -26,7 +26,10 @@ export interface FencedWrite {
  * its lease: by the time it writes, a newer holder has a higher fence and has written, so the
  * stale write is refused at the resource. Resolves with the replies of the writes.
  */
-export async function fencedWrite(redis: Redis, { fence, fenceKey, writes }: FencedWrite): Promise<unknown[]> {
+export async function fencedWrite(
+  redis: Redis | Cluster,
+  { fence, fenceKey, writes }: FencedWrite,
+): Promise<unknown[]> {
   checkFencedWrite(fence, fenceKey, writes);
   const keys = [fenceKey, ...writes.map(([, key]) => key)];
   const args: (string | number)[] = [fence!];
@@ -46,8 +49,13 @@ function checkFencedWrite(fence: unknown, fenceKey: unknown, writes: readonly Re
     throw new LockOptionsError('fencedWrite needs a non-empty "fenceKey".');
   }
   const valid = (write: RedisWrite): boolean =>
-    Array.isArray(write) && typeof write[0] === 'string' && typeof write[1] === 'string' && write[1].length > 0;
+    Array.isArray(write) &&
+    typeof write[0] === 'string' &&
+    typeof write[1] === 'string' &&
+    write[1].length > 0;
   if (!Array.isArray(writes) || writes.length === 0 || !writes.every(valid)) {
-    throw new LockOptionsError('fencedWrite needs "writes": a non-empty array of [command, key, ...args].');
+    throw new LockOptionsError(
+      'fencedWrite needs "writes": a non-empty array of [command, key, ...args].',
+    );
   }
 }

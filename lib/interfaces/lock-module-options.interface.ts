@@ -1,19 +1,47 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { LockStore } from '../stores/lock-store.interface.js';
+import type { ReplicaAcknowledgement } from '../stores/redis/redis-lock.store.js';
+import type { RedlockOptions } from '../stores/redlock/redlock-options.js';
 import type { LockOptions } from './lock-options.interface.js';
 
-/** Options of `LockModule.forRoot()` / `forRootAsync()`. Give `redis` or `store`, not both. */
+/** A Redis Cluster for the module to connect to. */
+export interface RedisClusterConfig {
+  /** Some of the cluster's nodes; the rest are discovered. */
+  cluster: readonly ClusterNode[];
+  /** ioredis cluster options. */
+  clusterOptions?: ClusterOptions;
+}
+
+/** Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis`, `redlock` or `store`. */
 export interface LockModuleOptions {
   /**
-   * The Redis to lock on: an ioredis `Redis` client (left open at shutdown, since it is yours),
-   * ioredis connection options, or a `redis://` URL (the module then creates the client, and
-   * closes it at shutdown).
+   * The Redis to lock on: an ioredis `Redis` or `Cluster` client (left open at shutdown, since
+   * it is yours); ioredis options (with `sentinels` and `name` for Sentinel); a `redis://` URL;
+   * or `{ cluster: nodes, clusterOptions }`. Clients the module creates are closed at shutdown.
    * @default undefined
    */
-  redis?: Redis | RedisOptions | string;
+  redis?: Redis | Cluster | RedisOptions | RedisClusterConfig | string;
   /**
-   * Any `LockStore` instead of `redis`, e.g. `MemoryLockStore` from
-   * `nestjs-distributed-lock/testing` in unit tests. Left open at shutdown.
+   * Independent Redis masters (clients, options or URLs) for the Redlock quorum algorithm. Use
+   * an odd number, 3 or 5. Redlock cannot issue fencing tokens.
+   * @default undefined
+   */
+  redlock?: readonly (Redis | RedisOptions | string)[];
+  /**
+   * Redlock's quorum, clock-drift factor and per-node timeout.
+   * @default { quorum: majority, driftFactor: 0.01, nodeTimeout: 100 }
+   */
+  redlockOptions?: RedlockOptions;
+  /**
+   * With `redis` (single master or Sentinel): require `count` replicas to acknowledge each
+   * acquire within `timeout` ms (Redis `WAIT`), or roll it back with `LockStoreError`. Narrows
+   * the window in which a failover loses a lock; it is not consensus.
+   * @default undefined
+   */
+  replicas?: ReplicaAcknowledgement;
+  /**
+   * Any `LockStore` instead, e.g. `MemoryLockStore` from `nestjs-distributed-lock/testing` in
+   * unit tests. Left open at shutdown.
    * @default undefined
    */
   store?: LockStore;

@@ -22,7 +22,8 @@ export function compileKeyTemplate(template: string, where: string): KeyBuilder 
   const parts = parseTemplate(template, where);
   return (args, method) => {
     let key = '';
-    for (const part of parts) key += typeof part === 'string' ? part : valueOf(part, args, template, method);
+    for (const part of parts)
+      key += typeof part === 'string' ? part : valueOf(part, args, template, method);
     return key;
   };
 }
@@ -36,7 +37,11 @@ function parseTemplate(template: string, where: string): Part[] {
       literal += char;
       i++;
     } else if (char === '}') {
-      throw templateError(template, where, `a lone "}" at position ${i}; write "}}" for a literal brace`);
+      throw templateError(
+        template,
+        where,
+        `a lone "}" at position ${i}; write "}}" for a literal brace`,
+      );
     } else if (char === '{') {
       const close = template.indexOf('}', i);
       if (close < 0) throw templateError(template, where, `"{" at position ${i} is never closed`);
@@ -64,10 +69,18 @@ function parsePlaceholder(source: string, template: string, where: string): Plac
   return { source: `{${source}}`, index: Number(match[1]), path: match[2].split('.').slice(1) };
 }
 
-function valueOf(placeholder: Placeholder, args: readonly unknown[], template: string, method: string): string {
+function valueOf(
+  placeholder: Placeholder,
+  args: readonly unknown[],
+  template: string,
+  method: string,
+): string {
   let value: unknown = args[placeholder.index];
   for (const segment of placeholder.path) {
-    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[segment] : undefined;
+    value =
+      value !== null && typeof value === 'object'
+        ? (value as Record<string, unknown>)[segment]
+        : undefined;
   }
   const text = keyPart(value);
   if (text !== undefined) return text;

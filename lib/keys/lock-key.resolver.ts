@@ -3,7 +3,8 @@ import { compileKeyTemplate, type KeyBuilder } from './key-template.compiler.js'
 
 /** What `@DistributedLock` accepts as its key. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any: so typed functions like (id: string) => string fit
-export type LockKeySource = string | readonly string[] | ((...args: any[]) => string | readonly string[]);
+export type LockKeySource =
+  string | readonly string[] | ((...args: any[]) => string | readonly string[]);
 
 /** Turns a method call's arguments into the lock's key(s). */
 export type KeyResolver = (args: readonly unknown[], method: string) => string | readonly string[];
@@ -12,7 +13,11 @@ export type KeyResolver = (args: readonly unknown[], method: string) => string |
 export function compileLockKey(source: LockKeySource, where: string): KeyResolver {
   if (typeof source === 'function') return (args) => source(...args);
   if (typeof source === 'string') return compileKeyTemplate(source, where);
-  if (Array.isArray(source) && source.length > 0 && source.every((item) => typeof item === 'string')) {
+  if (
+    Array.isArray(source) &&
+    source.length > 0 &&
+    source.every((item) => typeof item === 'string')
+  ) {
     const builders: KeyBuilder[] = source.map((template) => compileKeyTemplate(template, where));
     return (args, method) => builders.map((build) => build(args, method));
   }

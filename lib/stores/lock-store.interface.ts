@@ -15,15 +15,27 @@ export interface AcquireRequest {
   readonly fencing: boolean;
 }
 
+/** How one node of a multi-node store (Redlock) answered. */
+export interface NodeOutcome {
+  /** `host:port` of the node. */
+  readonly node: string;
+  readonly outcome: 'acquired' | 'busy' | 'failed';
+  /** Why it failed (timeout, connection refused…). */
+  readonly error?: string;
+}
+
 export type AcquireAttempt =
   | {
       readonly acquired: true;
-      /** One per key, when fencing. */ readonly fences?: readonly number[];
+      /** One per key, when fencing. */
+      readonly fences?: readonly number[];
     }
   | {
       readonly acquired: false;
       /** Remaining lease of the blocking holder in ms; -1 when the key has no expiry. */
       readonly pttl: number;
+      /** Per-node answers, for multi-node stores. */
+      readonly nodes?: readonly NodeOutcome[];
     };
 
 export interface LeaseExtension {
@@ -37,6 +49,14 @@ export interface LeaseExtension {
  * renewal and reentrancy on top. Implement it to plug in another backend.
  */
 export interface LockStore {
+  /** False when the store cannot issue safe monotonic fences (Redlock). @default true */
+  readonly supportsFencing?: boolean;
+  /** Throws `LockKeyError` for keys this store cannot lock together (e.g. across Cluster slots). */
+  checkKeys?(keys: readonly string[]): void;
+  /** Checks the store's configuration once at startup (e.g. that WAIT is available). */
+  init?(): Promise<void>;
+  /** Clock-drift allowance in ms subtracted from every lease of `ttl` ms. @default 0 */
+  drift?(ttl: number): number;
   /** Takes every key if all are free, atomically; otherwise changes nothing. */
   tryAcquire(request: AcquireRequest): Promise<AcquireAttempt>;
   /** Deletes the keys that still hold `token`, notifies their waiters; never touches others. */

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
 import { stopChild } from './redis-launcher.js';
 
-const mainScript = fileURLToPath(new URL('../src/main.js', import.meta.url));
+/** The compiled app, next to this file's compiled copy (`sample-app/dist/`). */
+export const compiledMain = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
 /** A sample app process on its own port. */
 export interface AppInstance {
@@ -16,11 +17,12 @@ export interface AppInstance {
 export async function startInstances(
   count: number,
   env: Record<string, string>,
+  mainScript = compiledMain,
 ): Promise<AppInstance[]> {
-  return Promise.all(Array.from({ length: count }, () => startInstance(env)));
+  return Promise.all(Array.from({ length: count }, () => startInstance(env, mainScript)));
 }
 
-export async function startInstance(env: Record<string, string>): Promise<AppInstance> {
+export async function startInstance(env: Record<string, string>, mainScript = compiledMain): Promise<AppInstance> {
   const port = await freePort();
   const child = spawn(process.execPath, [mainScript], {
     env: { ...process.env, ...env, PORT: String(port) },

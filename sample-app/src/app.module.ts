@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { LockModule } from 'nestjs-distributed-lock';
 import { ConfigModule } from './config/config.module.js';
+import { lockModuleOptions } from './config/lock-options.factory.js';
 import { SECKILL_CONFIG, type SeckillConfig } from './config/seckill.config.js';
 import { ProductsController } from './products/products.controller.js';
 import { ProductsService } from './products/products.service.js';
@@ -17,13 +18,7 @@ export class AppModule {
       imports: [
         ConfigModule.forConfig(config),
         RedisModule,
-        LockModule.forRootAsync({
-          inject: [SECKILL_CONFIG],
-          useFactory: (settings: SeckillConfig) => ({
-            redis: settings.redisUrl,
-            defaults: { wait: settings.lockWaitMs, ttl: settings.lockTtlMs },
-          }),
-        }),
+        LockModule.forRootAsync({ inject: [SECKILL_CONFIG], useFactory: lockModuleOptions }),
       ],
       controllers: [ProductsController, SeckillController],
       providers: [ProductsService, OrderBook, SeckillService],

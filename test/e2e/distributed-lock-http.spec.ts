@@ -11,7 +11,11 @@ import { post } from './support/http.js';
 
 /** The two kinds of locked method the fixture serves, and the lock key each takes for `id`. */
 const LOCKED_ROUTES = [
-  { kind: 'controller', path: (id: string) => `/orders/${id}/pay`, key: (id: string) => `order:${id}` },
+  {
+    kind: 'controller',
+    path: (id: string) => `/orders/${id}/pay`,
+    key: (id: string) => `order:${id}`,
+  },
   {
     kind: 'service',
     path: (id: string) => `/stock/${id}/reserve`,

@@ -59,6 +59,7 @@ describe('LockModule in a Nest app (real Redis)', () => {
   let server: RedisServer;
   let admin: Redis;
   const apps: INestApplicationContext[] = [];
+  const clients: Redis[] = [];
 
   function config(prefix: string): Promise<DynamicModule> {
     return ConfigModule.forRoot({
@@ -75,6 +76,13 @@ describe('LockModule in a Nest app (real Redis)', () => {
     return app.init();
   }
 
+  /** A client the test owns and quits after the test. */
+  function clientOfTest(): Redis {
+    const client = server.client();
+    clients.push(client);
+    return client;
+  }
+
   async function close(app: INestApplicationContext): Promise<void> {
     apps.splice(apps.indexOf(app), 1);
     await app.close();
@@ -87,6 +95,7 @@ describe('LockModule in a Nest app (real Redis)', () => {
 
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
+    await Promise.all(clients.splice(0).map((client) => client.quit()));
   });
 
   afterAll(async () => {
@@ -132,15 +141,15 @@ describe('LockModule in a Nest app (real Redis)', () => {
       });
     });
 
-    it.each<[string, () => DynamicModule]>([
-      ['forRoot', () => LockModule.forRoot({ redis: server.url, isGlobal: true })],
+    // The app gets a client of the test's, so a bootstrap that fails leaves no connection open.
+    it.each<[string, (redis: Redis) => DynamicModule]>([
+      ['forRoot', (redis) => LockModule.forRoot({ redis, isGlobal: true })],
       [
         'forRootAsync',
-        () =>
-          LockModule.forRootAsync({ isGlobal: true, useFactory: () => ({ redis: server.url }) }),
+        (redis) => LockModule.forRootAsync({ isGlobal: true, useFactory: () => ({ redis }) }),
       ],
     ])('%s with isGlobal: true serves modules that do not import it', async (_form, lockModule) => {
-      const app = await start([lockModule(), ReportModule]);
+      const app = await start([lockModule(clientOfTest()), ReportModule]);
 
       const lock = await app.get(ReportService).locks.acquire('config:global');
 
@@ -159,7 +168,7 @@ describe('LockModule in a Nest app (real Redis)', () => {
 
   describe('shutdown', () => {
     it('leaves a client the user passed in open', async () => {
-      const client = server.client();
+      const client = clientOfTest();
       const app = await start([LockModule.forRoot({ redis: client })]);
       const locks = app.get(LockService);
       // A waiter makes the store open its own pub/sub connection too.
@@ -173,7 +182,6 @@ describe('LockModule in a Nest app (real Redis)', () => {
       expect(client.status).toBe('ready');
       expect(await client.ping()).toBe('PONG');
       expect(await client.exists('lock:shutdown:user-client')).toBe(0);
-      await client.quit();
     });
 
     it.each<[string, () => LockModuleOptions['redis']]>([
@@ -226,12 +234,13 @@ describe('LockModule in a Nest app (real Redis)', () => {
     });
 
     it('closes an app built by NestFactory: locks released, its client ended', async () => {
-      @Module({
-        imports: [LockModule.forRoot({ redis: server.url, isGlobal: true }), ReportModule],
-      })
+      @Module({ imports: [LockModule.forRoot({ redis: server.url })] })
       class AppModule {}
-      const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
-      const locks = app.get(ReportService).locks;
+      const app = await NestFactory.createApplicationContext(AppModule, {
+        logger: false,
+        abortOnError: false,
+      });
+      const locks = app.get(LockService);
       const held = await locks.acquire('factory:app');
 
       await app.close();

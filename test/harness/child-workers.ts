@@ -43,13 +43,20 @@ export class ChildWorker {
     child.stderr!.on('data', (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString()).slice(-STDERR_TAIL);
     });
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exitStatus = signal ? `signal ${signal}` : `code ${code}`;
-        live.delete(this);
-        this.notify();
-        resolve();
-      });
+    let resolveExited!: () => void;
+    this.exited = new Promise((resolve) => (resolveExited = resolve));
+    const ended = (status: string): void => {
+      if (this.exitStatus) return;
+      this.exitStatus = status;
+      live.delete(this);
+      this.notify();
+      resolveExited();
+    };
+    // 'close' rather than 'exit': by then stderr is fully read, for the error message.
+    child.once('close', (code, signal) => ended(signal ? `signal ${signal}` : `code ${code}`));
+    // Without a pid the process never started, and no 'exit' will follow.
+    child.on('error', (error) => {
+      if (child.pid === undefined) ended(`not started: ${error.message}`);
     });
   }
 
@@ -68,8 +75,9 @@ export class ChildWorker {
     return this.child.pid;
   }
 
+  /** Sends a message. A worker that is gone never answers it, which `next` reports. */
   send(message: WorkerMessage): void {
-    this.child.send(message);
+    this.child.send(message, () => undefined);
   }
 
   /**
@@ -80,7 +88,9 @@ export class ChildWorker {
     return new Promise<T>((resolve, reject) => {
       const fail = (why: string): void => {
         done();
-        reject(new Error(`${this.name} (pid ${this.pid}) ${why}, waiting for "${type}".${this.tail()}`));
+        reject(
+          new Error(`${this.name} (pid ${this.pid}) ${why}, waiting for "${type}".${this.tail()}`),
+        );
       };
       const check = (): void => {
         const index = this.inbox.findIndex((message) => message.type === type);
@@ -93,7 +103,10 @@ export class ChildWorker {
         if (error) fail(`failed: ${String(error.message)}`);
         else if (this.exitStatus) fail(`exited (${this.exitStatus})`);
       };
-      const timer = setTimeout(() => fail(`sent nothing within ${timeoutMs} ms`), timeoutMs);
+      const timer = setTimeout(
+        () => fail(`sent nothing within ${Math.round(timeoutMs)} ms`),
+        timeoutMs,
+      );
       const done = (): void => {
         clearTimeout(timer);
         this.listeners.delete(check);

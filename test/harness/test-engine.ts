@@ -8,14 +8,15 @@ export function createTestEngine(
   client: Redis,
   overrides: Partial<LockEngineConfig> = {},
 ): LockEngine {
+  const store = overrides.store ?? new RedisLockStore(client);
   return new LockEngine({
-    store: new RedisLockStore(client),
+    store,
+    closeStore: () => store.close(),
     keyPrefix: 'lock:',
     defaults: DEFAULT_LOCK_OPTIONS,
     storeTimeout: 2_000,
     pollCap: 1_000,
     busyStatusCode: 409,
-    closeStore: true,
     ...overrides,
   });
 }

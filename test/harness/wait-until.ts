@@ -1,3 +1,6 @@
+/** `T` without the falsy values `waitUntil` keeps polling past. */
+export type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
+
 /**
  * Polls `check` until it returns a truthy value, and returns that value; fails with `what` once
  * `timeout` ms pass. For state the test cannot subscribe to (Redis keys, counters).
@@ -7,11 +10,11 @@ export async function waitUntil<T>(
   check: () => T | Promise<T>,
   timeout = 5_000,
   every = 10,
-): Promise<NonNullable<T>> {
+): Promise<Truthy<T>> {
   const deadline = performance.now() + timeout;
   for (;;) {
     const value = await check();
-    if (value) return value as NonNullable<T>;
+    if (value) return value as Truthy<T>;
     if (performance.now() > deadline) throw new Error(`Timed out after ${timeout} ms: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, every));
   }

@@ -1,4 +1,4 @@
-import { getEventListeners } from 'node:events';
+import { getEventListeners, setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
@@ -12,7 +12,8 @@ const LANES = 20;
 /** Listener count per event name, for an emitter that must not accumulate listeners. */
 function listenerCounts(emitter: NodeJS.EventEmitter | undefined): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const name of emitter?.eventNames() ?? []) counts[String(name)] = emitter!.listenerCount(name);
+  for (const name of emitter?.eventNames() ?? [])
+    counts[String(name)] = emitter!.listenerCount(name);
   return counts;
 }
 
@@ -46,6 +47,9 @@ describe('resource leaks', () => {
     // A signal that lives across every call, as a request-scoped one would: each waiter must
     // remove the 'abort' listener it adds.
     const longLived = new AbortController().signal;
+    // Every lane may be waiting on it at once; more than that would be a leak, which the
+    // listener count below catches.
+    setMaxListeners(LANES, longLived);
     const abortWhenContended = new Map<string, () => void>();
     const contention = engine.events$.subscribe((event) => {
       if (event.type !== 'contended') return;
@@ -57,6 +61,7 @@ describe('resource leaks', () => {
     // Each lane has a key nobody ever frees, held outside the engine as another process would.
     for (let lane = 0; lane < LANES; lane++) await probe.set(`lock:busy:${lane}`, 'other-process');
 
+    const WARM_UP = 10;
     const tally = { acquired: 0, busy: 0, aborted: 0 };
     const expectReason = (reason: unknown) => (error: unknown) => {
       if (error !== reason) throw error;
@@ -75,12 +80,16 @@ describe('resource leaks', () => {
           return engine.acquire(busyKey, { wait: 0 }).then(() => undefined, expectBusy);
         }
         case 7:
-          return engine.acquire(busyKey, { wait: 3, signal: longLived }).then(() => undefined, expectBusy);
+          return engine
+            .acquire(busyKey, { wait: 3, signal: longLived })
+            .then(() => undefined, expectBusy);
         case 8: {
           const controller = new AbortController();
           controller.abort(new Error('pre-aborted'));
           const reason = controller.signal.reason as unknown;
-          return engine.acquire(`free:${lane}`, { signal: controller.signal }).then(() => undefined, expectReason(reason));
+          return engine
+            .acquire(`free:${lane}`, { signal: controller.signal })
+            .then(() => undefined, expectReason(reason));
         }
         case 9: {
           const controller = new AbortController();
@@ -106,11 +115,13 @@ describe('resource leaks', () => {
       );
 
     const settled = async (): Promise<boolean> =>
-      Object.values(engineInternals(engine)).every((n) => n === 0) && (await activeChannels(probe)).length === 0;
+      Object.values(engineInternals(engine)).every((n) => n === 0) &&
+      (await activeChannels(probe)).length === 0;
 
     const snapshot = async (): Promise<unknown> => {
-      const notifier = (engine as unknown as { config: { store: { notifier: { connection?: Redis } } } }).config.store
-        .notifier;
+      const notifier = (
+        engine as unknown as { config: { store: { notifier: { connection?: Redis } } } }
+      ).config.store.notifier;
       return {
         resources: countBy(process.getActiveResourcesInfo()),
         client: listenerCounts(client),
@@ -118,12 +129,12 @@ describe('resource leaks', () => {
         subscriber: listenerCounts(notifier.connection),
         subscriberSocket: listenerCounts(notifier.connection?.stream),
         signalListeners: getEventListeners(longLived, 'abort').length,
-        redisClients: (await probe.client('LIST') as string).trim().split('\n').length,
+        redisClients: ((await probe.client('LIST')) as string).trim().split('\n').length,
       };
     };
 
     // Warm up, so connections and listeners made once per engine are in the baseline.
-    await runLanes(10);
+    await runLanes(WARM_UP);
     await waitFor('the engine to settle after warm-up', settled);
     const baseline = await snapshot();
 
@@ -143,12 +154,21 @@ describe('resource leaks', () => {
 
     figure('leaks: 10k mixed cycles took (ms)', elapsed);
     figure('leaks: baseline', JSON.stringify(baseline));
-    expect(tally.acquired + tally.busy + tally.aborted).toBe(CYCLES + LANES * 10 + LANES * 2);
+    figure('leaks: outcomes', JSON.stringify(tally));
+    expect(tally.acquired + tally.busy + tally.aborted).toBe(CYCLES + LANES * WARM_UP);
     expect(after).toEqual(baseline);
-    expect(engineInternals(engine)).toEqual({ queues: 0, held: 0, watched: 0, notifierChannels: 0, notifierPending: 0 });
+    expect(engineInternals(engine)).toEqual({
+      queues: 0,
+      held: 0,
+      watched: 0,
+      notifierChannels: 0,
+      notifierPending: 0,
+    });
     expect(engine.heldCount).toBe(0);
     expect(await activeChannels(probe)).toEqual([]);
-    expect(await scanKeys(probe)).toEqual(Array.from({ length: LANES }, (_, lane) => `lock:busy:${lane}`).sort());
+    expect(await scanKeys(probe)).toEqual(
+      Array.from({ length: LANES }, (_, lane) => `lock:busy:${lane}`).sort(),
+    );
     expect(abortWhenContended.size).toBe(0);
   }, 120_000);
 });

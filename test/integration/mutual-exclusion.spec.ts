@@ -7,6 +7,17 @@ import type { MutexWorkerConfig, MutexWorkerResult } from '../fixtures/mutex-wor
 
 const PROCESSES = 3;
 const LOOPS_PER_PROCESS = 8;
+const ITERATIONS = 300; // per loop: 3 × 8 × 300 = 7200 critical sections
+
+/** How often consecutive sections (by entry time) come from different processes. */
+function turns(results: readonly MutexWorkerResult[]): number {
+  const entries = results
+    .flatMap((result, process) =>
+      result.intervals.map(([enter]) => ({ at: BigInt(enter), process })),
+    )
+    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  return entries.filter((entry, i) => i > 0 && entry.process !== entries[i - 1].process).length;
+}
 
 describe('mutual exclusion across processes', () => {
   let server: RedisServer;
@@ -39,19 +50,32 @@ describe('mutual exclusion across processes', () => {
     const seconds = (performance.now() - startedAt) / 1000;
     const intervals = results.flatMap((result) => result.intervals.map(fromWire));
     const counter = Number(await client.get(config.counterKey));
-    return { counter, intervals, overlaps: countOverlaps(intervals), seconds };
+    return {
+      counter,
+      intervals,
+      overlaps: countOverlaps(intervals),
+      turns: turns(results),
+      seconds,
+    };
   }
 
   it('keeps 7200 read-yield-write increments on one key apart: no lost update, no overlap', async () => {
-    const expected = PROCESSES * LOOPS_PER_PROCESS * 300;
-    expect(expected).toBe(7200);
+    const expected = PROCESSES * LOOPS_PER_PROCESS * ITERATIONS;
 
-    const { counter, intervals, overlaps, seconds } = await run('locked', 300, true);
+    const { counter, intervals, overlaps, turns, seconds } = await run('locked', ITERATIONS, true);
 
-    reportFigures('mutual exclusion', { sections: intervals.length, counter, overlaps, seconds });
+    reportFigures('mutual exclusion', {
+      sections: intervals.length,
+      counter,
+      overlaps,
+      turns,
+      seconds,
+    });
     expect(intervals).toHaveLength(expected);
     expect(counter).toBe(expected);
     expect(overlaps).toBe(0);
+    // The lock went back and forth between processes, not just within each one.
+    expect(turns).toBeGreaterThan(0);
   }, 60_000);
 
   // Proves the checker can see a race: the same workers, without the lock, must trip it.
@@ -59,9 +83,19 @@ describe('mutual exclusion across processes', () => {
     const iterations = 10;
     const expected = PROCESSES * LOOPS_PER_PROCESS * iterations;
 
-    const { counter, intervals, overlaps, seconds } = await run('unlocked', iterations, false);
+    const { counter, intervals, overlaps, turns, seconds } = await run(
+      'unlocked',
+      iterations,
+      false,
+    );
 
-    reportFigures('control (no lock)', { sections: intervals.length, counter, overlaps, seconds });
+    reportFigures('control (no lock)', {
+      sections: intervals.length,
+      counter,
+      overlaps,
+      turns,
+      seconds,
+    });
     expect(intervals).toHaveLength(expected);
     expect(counter).toBeLessThan(expected);
     expect(overlaps).toBeGreaterThan(0);

@@ -2,7 +2,14 @@ import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
-import { abortTime, callsBetween, commandCalls, recordEvents, waitFor, within } from './support/probes.js';
+import {
+  abortTime,
+  callsBetween,
+  commandCalls,
+  recordEvents,
+  waitFor,
+  within,
+} from './support/probes.js';
 
 describe('release results', () => {
   let server: RedisServer;
@@ -68,26 +75,29 @@ describe('release results', () => {
   it.each([
     ['released', async (): Promise<void> => undefined],
     ['stolen', async (): Promise<void> => void (await probe.set('lock:k', 'their-token'))],
-  ])('repeats the first result (%s) on a second release without touching the store', async (expected, before) => {
-    const recorder = recordEvents(engine);
-    const lock = await engine.acquire('k', { ttl: 10_000, autoRenew: false });
-    await before();
-    const first = await lock.release();
+  ])(
+    'repeats the first result (%s) on a second release without touching the store',
+    async (expected, before) => {
+      const recorder = recordEvents(engine);
+      const lock = await engine.acquire('k', { ttl: 10_000, autoRenew: false });
+      await before();
+      const first = await lock.release();
 
-    // Someone takes the key after our release: a late second release must not delete it.
-    await probe.set('lock:k', 'next-owner');
-    const callsBefore = await commandCalls(probe);
-    const [second, third] = await Promise.all([lock.release(), lock.release()]);
-    await client.ping();
-    recorder.stop();
+      // Someone takes the key after our release: a late second release must not delete it.
+      await probe.set('lock:k', 'next-owner');
+      const callsBefore = await commandCalls(probe);
+      const [second, third] = await Promise.all([lock.release(), lock.release()]);
+      await client.ping();
+      recorder.stop();
 
-    expect(first).toBe(expected);
-    expect(second).toBe(expected);
-    expect(third).toBe(expected);
-    expect(callsBetween(callsBefore, await commandCalls(probe))).toEqual({});
-    expect(await probe.get('lock:k')).toBe('next-owner');
-    expect(recorder.events.filter((event) => event.type === 'released')).toHaveLength(1);
-  });
+      expect(first).toBe(expected);
+      expect(second).toBe(expected);
+      expect(third).toBe(expected);
+      expect(callsBetween(callsBefore, await commandCalls(probe))).toEqual({});
+      expect(await probe.get('lock:k')).toBe('next-owner');
+      expect(recorder.events.filter((event) => event.type === 'released')).toHaveLength(1);
+    },
+  );
 
   it('shares one store call between concurrent releases', async () => {
     const lock = await engine.acquire('k');
@@ -95,7 +105,12 @@ describe('release results', () => {
     const results = await Promise.all([lock.release(), lock.release(), lock.release()]);
     expect(results).toEqual(['released', 'released', 'released']);
     // The RELEASE script runs once: one EVALSHA, and the GET/DEL/PUBLISH inside it once each.
-    expect(callsBetween(before, await commandCalls(probe))).toEqual({ evalsha: 1, get: 1, del: 1, publish: 1 });
+    expect(callsBetween(before, await commandCalls(probe))).toEqual({
+      evalsha: 1,
+      get: 1,
+      del: 1,
+      publish: 1,
+    });
     expect(await probe.exists('lock:k')).toBe(0);
   });
 

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /** Closes a connection we own: politely when it is up, at once when it is down or reconnecting. */
-export async function closeConnection(connection: Redis): Promise<void> {
+export async function closeConnection(connection: Redis | Cluster): Promise<void> {
   if (connection.status === 'end') return;
   if (connection.status !== 'ready') {
     connection.disconnect();

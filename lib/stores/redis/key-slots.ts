@@ -1,18 +1,13 @@
+import { hashTagOf } from './cluster-slot.js';
+
 /**
  * Names an auxiliary key (fence counter, release channel) so that Redis Cluster hashes it to
  * the same slot as its lock key: a key with a hash tag keeps it; a key without one becomes
  * the hash tag itself, since `{k}x` hashes exactly like `k` when `k` has no tag.
  */
 export function companionKey(lockKey: string, suffix: string): string {
-  if (hasHashTag(lockKey) || lockKey.includes('}')) return `${lockKey}${suffix}`;
+  if (hashTagOf(lockKey) !== lockKey || lockKey.includes('}')) return `${lockKey}${suffix}`;
   return `{${lockKey}}${suffix}`;
-}
-
-function hasHashTag(key: string): boolean {
-  const open = key.indexOf('{');
-  if (open < 0) return false;
-  const close = key.indexOf('}', open + 1);
-  return close > open + 1;
 }
 
 export const fenceKeyOf = (lockKey: string): string => companionKey(lockKey, ':fence');

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+import { LockKeyError, LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
 import type {
   AcquireAttempt,
   AcquireRequest,
@@ -8,39 +9,90 @@ import type {
   ReleaseResult,
 } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
+import { clusterSlot } from './cluster-slot.js';
 import { channelOf, fenceKeyOf } from './key-slots.js';
 import { ACQUIRE, EXTEND, RELEASE } from './redis-lock.scripts.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
 
+/** Ask replicas to acknowledge each acquire before it counts (Redis `WAIT`). */
+export interface ReplicaAcknowledgement {
+  /** How many replicas must have the lock key before the acquire succeeds. */
+  readonly count: number;
+  /** How long to wait for them, in ms. @default 100 */
+  readonly timeout?: number;
+}
+
 export interface RedisLockStoreOptions {
   /** Close `client` when the store closes. Leave it `false` for a client you manage yourself. @default false */
   ownsClient?: boolean;
+  /**
+   * Roll back any acquire that fewer than `count` replicas acknowledged within `timeout` (Redis
+   * `WAIT`, on the connection that set the key). This narrows, but does not close, the window
+   * in which a failover loses a lock: WAIT is not consensus. Not available on Redis Cluster.
+   * @default undefined
+   */
+  replicas?: ReplicaAcknowledgement;
 }
 
-const releaseOutcome: Record<number, ReleaseResult> = {
-  1: 'released',
-  0: 'expired',
-  [-1]: 'stolen',
-};
-const extendOutcome: Record<number, ExtendResult> = { 1: 'extended', 0: 'expired', [-1]: 'stolen' };
+const outcome = { 1: 'released', 0: 'expired', [-1]: 'stolen' } as const;
+const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
 
 /**
- * A lock store on one Redis server (or a Sentinel-managed master), through an ioredis `Redis`
- * client. Its keys follow the common Redis lock protocol: the key's value is the owner token,
- * set with NX and a PX lease, so clients of other lock libraries can share the same locks.
+ * A lock store on one Redis server, a Sentinel-managed master (an ioredis `Redis`) or a Redis
+ * Cluster (an ioredis `Cluster`). Keys follow the common Redis lock protocol: the key's value
+ * is the owner token, set with NX and a PX lease, so other lock libraries can share the locks.
  */
 export class RedisLockStore implements LockStore {
   private readonly notifier: ReleaseNotifier;
+  private readonly cluster: boolean;
 
   constructor(
-    readonly client: Redis,
+    readonly client: Redis | Cluster,
     private readonly options: RedisLockStoreOptions = {},
   ) {
-    this.notifier = new ReleaseNotifier(() => {
-      const connection = client.duplicate({ lazyConnect: false, enableOfflineQueue: true });
-      return connection;
-    });
+    this.cluster = client instanceof Cluster;
+    if (this.cluster && options.replicas) {
+      throw new LockOptionsError(
+        '"replicas" (WAIT) is not available on Redis Cluster; use it with a single master or Sentinel.',
+      );
+    }
+    this.notifier = this.cluster
+      ? new ReleaseNotifier(
+          () => (client as Cluster).duplicate([], { shardedSubscribers: true }),
+          true,
+        )
+      : new ReleaseNotifier(() => (client as Redis).duplicate(), false);
+  }
+
+  checkKeys(keys: readonly string[]): void {
+    if (!this.cluster) return;
+    const stray = keys.find((key) => clusterSlot(fenceKeyOf(key)) !== clusterSlot(key));
+    if (stray !== undefined) {
+      throw new LockKeyError(
+        `Lock key "${stray}" has braces that are not a Redis Cluster hash tag, so its fence counter and ` +
+          'release channel cannot share its slot. Use braces only as a hash tag: "{tag}".',
+        stray,
+      );
+    }
+    if (new Set(keys.map(clusterSlot)).size <= 1) return;
+    throw new LockKeyError(
+      `Lock keys ${keys.map((key) => `"${key}"`).join(', ')} fall in different Redis Cluster slots, so they ` +
+        'cannot be locked atomically. Give them one hash tag, e.g. "order:{42}:items" and "order:{42}:payment".',
+      keys.join(' + '),
+    );
+  }
+
+  async init(): Promise<void> {
+    if (!this.options.replicas) return;
+    try {
+      await (this.client as Redis).wait(0, 0);
+    } catch (error) {
+      throw new LockOptionsError(
+        `"replicas" needs the Redis WAIT command, which this server refused (${(error as Error).message}). ` +
+          'Managed Redis services often disable it: remove the "replicas" option there.',
+      );
+    }
   }
 
   async tryAcquire({ keys, token, ttl, fencing }: AcquireRequest): Promise<AcquireAttempt> {
@@ -50,36 +102,27 @@ export class RedisLockStore implements LockStore {
       ttl,
       fencing ? '1' : '0',
     ])) as number[];
-    if (reply[0] === 1)
-      return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
-    return { acquired: false, pttl: reply[1] };
+    if (reply[0] !== 1) return { acquired: false, pttl: reply[1] };
+    if (this.options.replicas) await this.awaitReplicas(keys, token, this.options.replicas);
+    return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
   }
 
   async release(keys: readonly string[], token: string): Promise<ReleaseResult> {
+    const publish = this.cluster ? 'SPUBLISH' : 'PUBLISH';
     const reply = await runScript(this.client, RELEASE, keys, [
       token,
-      'PUBLISH',
+      publish,
       ...keys.map(channelOf),
     ]);
-    return releaseOutcome[reply as number];
+    return outcome[reply as 1 | 0 | -1];
   }
 
   async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
-    const keys: string[] = [];
-    const tokens: string[] = [];
-    const ttls: number[] = [];
-    for (const lease of leases) {
-      for (const key of lease.keys) {
-        keys.push(key);
-        tokens.push(lease.token);
-        ttls.push(lease.ttl);
-      }
-    }
-    const codes = (await runScript(this.client, EXTEND, keys, [...tokens, ...ttls])) as number[];
-    let next = 0;
+    const perKey = await Promise.all(this.bySlot(leases).map((batch) => this.extendBatch(batch)));
+    const results = new Map(perKey.flat());
     return leases.map((lease) => {
-      const perKey = codes.slice(next, (next += lease.keys.length));
-      return extendOutcome[Math.min(...perKey)];
+      const worst = Math.min(...lease.keys.map((key) => results.get(`${lease.token}\n${key}`)!));
+      return extendOutcome[worst as 1 | 0 | -1];
     });
   }
 
@@ -94,5 +137,42 @@ export class RedisLockStore implements LockStore {
   async close(): Promise<void> {
     await this.notifier.close();
     if (this.options.ownsClient) await closeConnection(this.client);
+  }
+
+  /** One script call renews many leases; on a cluster, one call per slot. */
+  private async extendBatch(batch: readonly LeaseExtension[]): Promise<[string, number][]> {
+    const keys = batch.flatMap((lease) => lease.keys);
+    const tokens = batch.flatMap((lease) => lease.keys.map(() => lease.token));
+    const ttls = batch.flatMap((lease) => lease.keys.map(() => lease.ttl));
+    const codes = (await runScript(this.client, EXTEND, keys, [...tokens, ...ttls])) as number[];
+    return codes.map((code, i) => [`${tokens[i]}\n${keys[i]}`, code]);
+  }
+
+  private bySlot(leases: readonly LeaseExtension[]): LeaseExtension[][] {
+    if (!this.cluster) return [[...leases]];
+    const groups = new Map<number, LeaseExtension[]>();
+    for (const lease of leases) {
+      const slot = clusterSlot(lease.keys[0]);
+      const group = groups.get(slot);
+      if (group) group.push(lease);
+      else groups.set(slot, [lease]);
+    }
+    return [...groups.values()];
+  }
+
+  /** WAIT on the connection that set the key; roll the acquire back if too few replicas have it. */
+  private async awaitReplicas(
+    keys: readonly string[],
+    token: string,
+    { count, timeout = 100 }: ReplicaAcknowledgement,
+  ) {
+    const acknowledged = await (this.client as Redis).wait(count, timeout);
+    if (acknowledged >= count) return;
+    await this.release(keys, token);
+    throw new LockStoreError(
+      keys.join(' + '),
+      `only ${acknowledged} of the ${count} required replicas acknowledged the lock within ${timeout} ms, so it was ` +
+        'rolled back. Check the replicas, or lower "replicas.count".',
+    );
   }
 }

@@ -1,26 +1,32 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { closeConnection } from './close-connection.js';
 
 type Listener = () => void;
+type Subscriber = Redis | Cluster;
 
 /**
- * Release notifications over pub/sub, on one dedicated connection. One Redis subscription per
- * key that has local waiters, shared by all of them.
+ * Release notifications over pub/sub, on one dedicated connection: plain SUBSCRIBE on a
+ * server, sharded SSUBSCRIBE on a cluster (the channel lives in its lock's slot). One
+ * subscription per key that has local waiters, shared by all of them.
  */
 export class ReleaseNotifier {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly subscribing = new Map<string, Promise<unknown>>();
-  private connection?: Redis;
+  private connection?: Subscriber;
   private readyOnce = false;
 
-  constructor(private readonly createConnection: () => Redis) {}
+  constructor(
+    private readonly createConnection: () => Subscriber,
+    private readonly sharded: boolean,
+  ) {}
 
   async subscribe(channel: string, listener: Listener): Promise<() => void> {
     let set = this.listeners.get(channel);
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      const request = this.connect().subscribe(channel);
+      const connection = this.connect();
+      const request = this.sharded ? connection.ssubscribe(channel) : connection.subscribe(channel);
       this.subscribing.set(channel, request);
       request.finally(() => this.subscribing.delete(channel)).catch(() => undefined);
     }
@@ -45,21 +51,32 @@ export class ReleaseNotifier {
     const set = this.listeners.get(channel);
     if (!set?.delete(listener) || set.size > 0) return;
     this.listeners.delete(channel);
-    this.connection?.unsubscribe(channel).catch(() => undefined);
+    const connection = this.connection;
+    if (!connection) return;
+    const request = this.sharded
+      ? connection.sunsubscribe(channel)
+      : connection.unsubscribe(channel);
+    request.catch(() => undefined);
   }
 
-  private connect(): Redis {
+  private connect(): Subscriber {
     if (this.connection) return this.connection;
     const connection = this.createConnection();
-    connection.on('message', (channel: string) => this.fire(channel));
-    // Messages sent while the connection was down are gone: wake every waiter to look again.
+    connection.on(this.sharded ? 'smessage' : 'message', (channel: string) => this.fire(channel));
+    // Messages sent while the connection was down (or a slot was moving) are gone: wake every
+    // waiter to look again.
     connection.on('ready', () => {
-      if (this.readyOnce) for (const channel of this.listeners.keys()) this.fire(channel);
+      if (this.readyOnce) this.fireAll();
       this.readyOnce = true;
     });
+    if (this.sharded) connection.on('+node', () => this.fireAll());
     connection.on('error', () => undefined);
     this.connection = connection;
     return connection;
+  }
+
+  private fireAll(): void {
+    for (const channel of this.listeners.keys()) this.fire(channel);
   }
 
   private fire(channel: string): void {

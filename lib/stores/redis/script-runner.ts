@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { LuaScript } from './redis-lock.scripts.js';
 
 /**
@@ -7,7 +7,7 @@ import type { LuaScript } from './redis-lock.scripts.js';
  * loads the script, so the next call is an EVALSHA again.
  */
 export async function runScript(
-  client: Redis,
+  client: Redis | Cluster,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],

@@ -1,6 +1,5 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import { REDIS } from '../redis/redis.module.js';
+import { REDIS, type DataRedis } from '../redis/redis.module.js';
 import { productKeys } from './product.keys.js';
 
 export interface ProductView {
@@ -12,7 +11,7 @@ export interface ProductView {
 
 @Injectable()
 export class ProductsService {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: DataRedis) {}
 
   /** Creates or resets a product: sets its stock and forgets its orders. */
   async reset(id: number, stock: number): Promise<ProductView> {

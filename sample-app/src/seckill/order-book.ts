@@ -1,16 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { fencedWrite, type RedisWrite } from 'nestjs-distributed-lock';
 import { productKeys } from '../products/product.keys.js';
-import { REDIS } from '../redis/redis.module.js';
+import { REDIS, type DataRedis } from '../redis/redis.module.js';
 import { refuse, type Order } from './seckill.answers.js';
 import { ATOMIC_BUY } from './seckill.scripts.js';
 
 /** Reads and records sales in Redis. The callers decide what protects the read-check-write. */
 @Injectable()
 export class OrderBook {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: DataRedis) {}
 
   /** Reads the stock and checks the buyer; throws the matching refusal. Returns the stock. */
   async checkSale(productId: number, userId: string): Promise<number> {

@@ -18,7 +18,7 @@ export class SeckillService {
    * reaches the product. Sold-out and repeat buyers are answered before the product lock is
    * even asked for; the product lock re-checks.
    */
-  @DistributedLock('seckill:{0}:user:{1}', { onBusy: answerBusy })
+  @DistributedLock('seckill:{0}:user:{1}', { fencing: false, onBusy: answerBusy })
   async buy(productId: number, userId: string): Promise<Order> {
     await this.book.checkSale(productId, userId);
     return this.buyHoldingProduct(productId, userId);
@@ -28,9 +28,10 @@ export class SeckillService {
    * The read-check-write on the stock, under the product's lock. The write is fenced: a holder
    * that paused past its lease (while a newer holder sold) cannot write its stale stock. A
    * `lock.signal` check just before the write would not be enough: the pause can fall between
-   * the check and the write.
+   * the check and the write. Fencing comes from the module defaults (`fencing: true`, except
+   * on Redlock, which cannot issue fences).
    */
-  @DistributedLock('seckill:{0}', { fencing: true, onBusy: answerBusy })
+  @DistributedLock('seckill:{0}', { onBusy: answerBusy })
   async buyHoldingProduct(productId: number, userId: string): Promise<Order> {
     const stock = await this.book.checkSale(productId, userId);
     if (this.config.thinkMs > 0) await sleep(this.config.thinkMs);

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { runInThisContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../../lib/core/lock-engine.js';
@@ -9,6 +10,22 @@ import type { LockEvent } from '../../../lib/core/lock.events.js';
  * Node's own context, where the real one lives.
  */
 export const realProcess = runInThisContext('process') as NodeJS.Process;
+
+/**
+ * Watches this process's event-loop delay until `stop()`, which returns the worst delay in ms.
+ * Time budgets add it, so a loaded machine that runs our timers late does not fail a test,
+ * while a library that is late on an idle machine still does.
+ */
+export function loopLag(): { stop(): number } {
+  const histogram = monitorEventLoopDelay({ resolution: 5 });
+  histogram.enable();
+  return {
+    stop: () => {
+      histogram.disable();
+      return histogram.max / 1e6;
+    },
+  };
+}
 
 /** Polls `check` until it returns something truthy; fails with `what` once `timeoutMs` has passed. */
 export async function waitFor<T>(
@@ -22,7 +39,9 @@ export async function waitFor<T>(
     last = await check();
     if (last) return last as NonNullable<T>;
     if (performance.now() > deadline) {
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
+      throw new Error(
+        `Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
@@ -32,7 +51,10 @@ export async function waitFor<T>(
 export function within<T>(what: string, promise: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not happen within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
@@ -60,7 +82,9 @@ export async function outcome<T>(
 /** Calls per command so far, from `INFO commandstats` (includes NOSCRIPT-failed EVALSHAs). */
 export async function commandCalls(client: Redis): Promise<Map<string, number>> {
   const calls = new Map<string, number>();
-  for (const match of (await client.info('commandstats')).matchAll(/^cmdstat_(\S+):calls=(\d+)/gm)) {
+  for (const match of (await client.info('commandstats')).matchAll(
+    /^cmdstat_(\S+):calls=(\d+)/gm,
+  )) {
     calls.set(match[1], Number(match[2]));
   }
   return calls;
@@ -116,7 +140,11 @@ export function engineInternals(engine: LockEngine): {
     queues: Map<unknown, unknown>;
     held: Map<unknown, unknown>;
     watchdog: { size: number };
-    config: { store: { notifier?: { listeners: Map<unknown, unknown>; subscribing: Map<unknown, unknown> } } };
+    config: {
+      store: {
+        notifier?: { listeners: Map<unknown, unknown>; subscribing: Map<unknown, unknown> };
+      };
+    };
   };
   const notifier = inner.config.store.notifier;
   return {
@@ -131,6 +159,8 @@ export function engineInternals(engine: LockEngine): {
 /** Prints a measured figure when LOCK_TEST_FIGURES is set (for reports; silent otherwise). */
 export function figure(name: string, value: number | string): void {
   if (process.env.LOCK_TEST_FIGURES) {
-    process.stdout.write(`[figure] ${name}: ${typeof value === 'number' ? value.toFixed(1) : value}\n`);
+    process.stdout.write(
+      `[figure] ${name}: ${typeof value === 'number' ? value.toFixed(1) : value}\n`,
+    );
   }
 }

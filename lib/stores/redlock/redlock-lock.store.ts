@@ -1,0 +1,152 @@
+import type { Redis } from 'ioredis';
+import { LockStoreError } from '../../errors/lock.errors.js';
+import type {
+  AcquireAttempt,
+  AcquireRequest,
+  ExtendResult,
+  LeaseExtension,
+  LockStore,
+  ReleaseResult,
+} from '../lock-store.interface.js';
+import { RedisLockStore } from '../redis/redis-lock.store.js';
+import { askAll, describeNodes, type NodeAnswer } from './node-calls.js';
+import {
+  nodeName,
+  resolveRedlockOptions,
+  type RedlockOptions,
+  type ResolvedRedlockOptions,
+} from './redlock-options.js';
+
+export interface RedlockLockStoreOptions extends RedlockOptions {
+  /** Close the clients when the store closes. @default false */
+  ownsClients?: boolean;
+}
+
+/**
+ * The Redlock algorithm over N independent Redis masters: a lock is held only when a majority
+ * of nodes took it and the time that took left some of the lease. Every call goes to all nodes
+ * in parallel, each bounded by a per-node timeout. It cannot issue safe fencing tokens.
+ */
+export class RedlockLockStore implements LockStore {
+  readonly supportsFencing = false;
+  private readonly nodes: RedisLockStore[];
+  private readonly names: string[];
+  private readonly settings: ResolvedRedlockOptions;
+
+  constructor(clients: readonly Redis[], options: RedlockLockStoreOptions = {}) {
+    this.settings = resolveRedlockOptions(clients, options);
+    this.names = clients.map(nodeName);
+    this.nodes = clients.map(
+      (client) => new RedisLockStore(client, { ownsClient: options.ownsClients }),
+    );
+  }
+
+  drift(ttl: number): number {
+    return Math.ceil(ttl * this.settings.driftFactor) + 2;
+  }
+
+  async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+    const startedAt = performance.now();
+    const calls = this.nodes.map((node) => node.tryAcquire(request));
+    const answers = await askAll(calls, this.timeout(request.ttl), (call) => call);
+    const taken = answers.filter((answer) => answer.ok && answer.value.acquired).length;
+    const elapsed = performance.now() - startedAt;
+    if (taken >= this.settings.quorum && elapsed < request.ttl - this.drift(request.ttl))
+      return { acquired: true };
+    // Give back every node that took it or may have (no answer), even after the timeout.
+    calls.forEach((call, i) => {
+      const giveBack = (): Promise<unknown> => this.nodes[i].release(request.keys, request.token);
+      call.then((result) => result.acquired && giveBack(), giveBack).catch(() => undefined);
+    });
+    const nodes = describeNodes(
+      this.names,
+      answers.map((a) => (a.ok && a.value.acquired ? 'acquired' : 'busy')),
+      answers,
+    );
+    this.requireQuorum(answers, request.keys, 'acquire', nodes);
+    const pttls = answers.flatMap((a) =>
+      a.ok && !a.value.acquired && a.value.pttl >= 0 ? [a.value.pttl] : [],
+    );
+    return { acquired: false, pttl: pttls.length > 0 ? Math.min(...pttls) : 0, nodes };
+  }
+
+  async release(keys: readonly string[], token: string): Promise<ReleaseResult> {
+    const answers = await askAll(this.nodes, this.settings.nodeTimeout, (node) =>
+      node.release(keys, token),
+    );
+    const results = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
+    if (results.length === 0) this.requireQuorum(answers, keys, 'release');
+    const count = (result: ReleaseResult): number => results.filter((r) => r === result).length;
+    if (count('released') >= this.settings.quorum) return 'released';
+    return count('stolen') > 0 ? 'stolen' : count('released') > 0 ? 'released' : 'expired';
+  }
+
+  async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
+    const shortest = Math.min(...leases.map((lease) => lease.ttl));
+    const answers = await askAll(this.nodes, this.timeout(shortest), (node) => node.extend(leases));
+    this.requireQuorum(
+      answers,
+      leases.flatMap((lease) => lease.keys),
+      'extend',
+    );
+    return leases.map((_, i) => {
+      const results = answers.flatMap((answer) => (answer.ok ? [answer.value[i]] : []));
+      if (results.filter((r) => r === 'extended').length >= this.settings.quorum) return 'extended';
+      return results.includes('stolen') ? 'stolen' : 'expired';
+    });
+  }
+
+  /** Subscribes on every node that answers; a release on any of them wakes the waiter. */
+  async subscribe(key: string, onRelease: () => void): Promise<() => void> {
+    let cancelled = false;
+    const unsubscribes: (() => void)[] = [];
+    const calls = this.nodes.map((node) =>
+      node
+        .subscribe(key, onRelease)
+        .then((unsubscribe) => (cancelled ? unsubscribe() : unsubscribes.push(unsubscribe))),
+    );
+    await askAll(calls, this.settings.nodeTimeout, (call) => call);
+    return () => {
+      cancelled = true;
+      unsubscribes.splice(0).forEach((unsubscribe) => unsubscribe());
+    };
+  }
+
+  async ping(): Promise<void> {
+    const answers = await askAll(this.nodes, this.settings.nodeTimeout, (node) => node.ping());
+    this.requireQuorum(answers, [], 'ping');
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.nodes.map((node) => node.close()));
+  }
+
+  private timeout(ttl: number): number {
+    return Math.max(5, Math.min(this.settings.nodeTimeout, Math.floor(ttl / 10)));
+  }
+
+  /** Too few nodes answered to decide anything: a store failure, never "busy". */
+  private requireQuorum(
+    answers: readonly NodeAnswer<unknown>[],
+    keys: readonly string[],
+    what: string,
+    nodes = describeNodes(
+      this.names,
+      answers.map(() => 'acquired'),
+      answers,
+    ),
+  ): void {
+    const reachable = answers.filter((answer) => answer.ok).length;
+    if (reachable >= this.settings.quorum) return;
+    const failed = nodes
+      .filter((node) => node.outcome === 'failed')
+      .map((node) => `${node.node} (${node.error})`);
+    throw new LockStoreError(
+      keys.length > 0 ? keys.join(' + ') : undefined,
+      `Redlock ${what} reached only ${reachable} of ${this.nodes.length} nodes, below the quorum of ${this.settings.quorum}. ` +
+        `Failed: ${failed.join(', ')}.`,
+      undefined,
+      nodes,
+    );
+  }
+}

@@ -1,0 +1,171 @@
+import type { Redis } from 'ioredis';
+import type { Subscription } from 'rxjs';
+import request from 'supertest';
+import { reportFigures } from '../harness/figures.js';
+import { RedisServer } from '../harness/redis-server.js';
+import { waitUntil } from '../harness/wait-until.js';
+import { DecoratorAppModule } from '../fixtures/decorator-app/decorator-app.module.js';
+import { FeedController, FeedHub } from '../fixtures/decorator-app/feed.controller.js';
+import { PLATFORMS, startHttpApp, type HttpApp } from '../fixtures/decorator-app/http-app.js';
+import { Probe } from '../fixtures/decorator-app/probe.js';
+import { openSse } from './support/sse-client.js';
+
+describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform) => {
+  let redis: RedisServer;
+  let client: Redis;
+  let http: HttpApp;
+  let hub: FeedHub;
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    client = redis.client();
+    http = await startHttpApp(
+      DecoratorAppModule.register({ redis: redis.url }, new Probe()),
+      platform,
+    );
+    hub = http.app.get(FeedHub);
+  });
+
+  afterAll(async () => {
+    await http?.app.close();
+    await client?.quit();
+    await redis?.stop();
+  });
+
+  const isLocked = async (id: string) => (await client.exists(`lock:feed:${id}`)) === 1;
+
+  it('holds the lock while the stream is open and releases it when the stream completes', async () => {
+    const stream = await openSse(`${http.url}/feed/f1`);
+    expect(stream.status).toBe(200);
+    expect(await stream.next()).toEqual({ fence: 1 });
+    expect(await isLocked('f1')).toBe(true);
+
+    hub.latest('f1').next({ data: { n: 1 } });
+    expect(await stream.next()).toEqual({ n: 1 });
+    expect(await isLocked('f1')).toBe(true);
+
+    hub.latest('f1').complete();
+    await stream.ended;
+    await waitUntil(
+      'the lock of a completed stream is released',
+      async () => !(await isLocked('f1')),
+    );
+  });
+
+  it('refuses a second stream on the same key while the first is open', async () => {
+    const first = await openSse(`${http.url}/feed/f2`);
+    expect(await first.next()).toEqual({ fence: 1 });
+
+    const second = await request(http.url).get('/feed/f2');
+
+    expect(second.status).toBe(409);
+    expect(second.body.message).toContain('Lock "feed:f2" is busy');
+    expect(hub.opened('f2')).toHaveLength(1);
+    hub.latest('f2').complete();
+    await first.ended;
+  });
+
+  it('releases the lock when the client disconnects', async () => {
+    const stream = await openSse(`${http.url}/feed/f3`);
+    expect(await stream.next()).toEqual({ fence: 1 });
+    expect(await isLocked('f3')).toBe(true);
+
+    const closedAt = performance.now();
+    stream.close();
+
+    await waitUntil(
+      'the lock of an abandoned stream is released',
+      async () => !(await isLocked('f3')),
+    );
+    const releasedAfter = performance.now() - closedAt;
+    // Unsubscribed too: the producer is not left running for nobody.
+    await waitUntil('the feed has no subscriber', () => !hub.latest('f3').observed);
+    reportFigures(`${platform} sse disconnect`, { msToRelease: Math.round(releasedAfter) });
+  });
+
+  it('takes the lock again, with a new fence, for each new stream', async () => {
+    const fences: unknown[] = [];
+    for (let round = 0; round < 2; round++) {
+      const stream = await openSse(`${http.url}/feed/f4`);
+      fences.push(await stream.next());
+      hub.latest('f4').complete();
+      await stream.ended;
+      await waitUntil('the stream released its lock', async () => !(await isLocked('f4')));
+    }
+
+    expect(fences).toEqual([{ fence: 1 }, { fence: 2 }]);
+  });
+});
+
+describe('@DistributedLock on a method returning an Observable', () => {
+  let redis: RedisServer;
+  let client: Redis;
+  let http: HttpApp;
+  let hub: FeedHub;
+  let feed: FeedController;
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    client = redis.client();
+    http = await startHttpApp(
+      DecoratorAppModule.register({ redis: redis.url }, new Probe()),
+      'express',
+    );
+    hub = http.app.get(FeedHub);
+    feed = http.app.get(FeedController);
+  });
+
+  afterAll(async () => {
+    await http?.app.close();
+    await client?.quit();
+    await redis?.stop();
+  });
+
+  const isLocked = async (id: string) => (await client.exists(`lock:feed:${id}`)) === 1;
+
+  it('takes the lock on subscription, not when the method is called', async () => {
+    const stream = feed.stream('o1');
+
+    // The method itself has not run yet: it runs under the lock, once subscribed.
+    expect(hub.opened('o1')).toHaveLength(0);
+    expect(await isLocked('o1')).toBe(false);
+    const subscription = stream.subscribe();
+    await waitUntil('the subscription holds the lock', () => isLocked('o1'));
+    expect(hub.opened('o1')).toHaveLength(1);
+    subscription.unsubscribe();
+    await waitUntil('unsubscribing released the lock', async () => !(await isLocked('o1')));
+  });
+
+  it('locks each subscription anew: a concurrent one is refused, a later one locks again', async () => {
+    const stream = feed.stream('o2');
+    const seen: unknown[] = [];
+    const errors: unknown[] = [];
+    const first: Subscription = stream.subscribe({ next: (event) => seen.push(event) });
+    await waitUntil('the first subscription is live', () => seen.length === 1);
+
+    stream.subscribe({ error: (error: unknown) => errors.push(error) });
+    await waitUntil('the second subscription failed', () => errors.length === 1);
+
+    expect(errors[0]).toMatchObject({ name: 'LockBusyError', key: 'feed:o2' });
+    first.unsubscribe();
+    await waitUntil('the lock is free again', async () => !(await isLocked('o2')));
+
+    const third: unknown[] = [];
+    const again = stream.subscribe({ next: (event) => third.push(event) });
+    await waitUntil('a later subscription takes the lock again', () => third.length === 1);
+    expect(third).toEqual([{ data: { fence: 2 } }]);
+    again.unsubscribe();
+  });
+
+  it('releases the lock when the stream errors, and passes the error on', async () => {
+    const failure = new Error('feed broke');
+    const errors: unknown[] = [];
+    feed.stream('o3').subscribe({ error: (error: unknown) => errors.push(error) });
+    await waitUntil('the feed is open', () => hub.opened('o3').length === 1);
+
+    hub.latest('o3').error(failure);
+
+    expect(errors).toEqual([failure]);
+    await waitUntil('the lock is released', async () => !(await isLocked('o3')));
+  });
+});

@@ -1,0 +1,155 @@
+import type { Redis } from 'ioredis';
+import type { LockOptions } from '../../lib/interfaces/lock-options.interface.js';
+import { LockKeyError, LockOptionsError } from '../../lib/errors/lock.errors.js';
+import { LockService } from '../../lib/lock.service.js';
+import { RedisServer } from '../harness/redis-server.js';
+import { createTestEngine } from '../harness/test-engine.js';
+import { callsBetween, commandCalls, outcome, scanKeys } from './support/probes.js';
+
+/** Anything that takes locks the way users do: the engine, or the Nest service over it. */
+interface Locker {
+  acquire(key: unknown, options?: unknown): Promise<unknown>;
+  tryAcquire(key: unknown, options?: unknown): Promise<unknown>;
+  withLock(key: unknown, fn: () => unknown, options?: unknown): Promise<unknown>;
+}
+
+const badKeys: [string, unknown][] = [
+  ['an empty key', ''],
+  ['a key over 1 KiB', 'k'.repeat(1025)],
+  ['a key over 1 KiB in UTF-8 but not in length', 'é'.repeat(513)],
+  ['a key with a newline', 'a\nb'],
+  ['a key with a NUL', 'a\u0000b'],
+  ['a key with DEL', 'a\u007fb'],
+  ['a key with an escape sequence', '\u001b[2J'],
+  ['a number', 42],
+  ['an object', { id: 1 }],
+  ['null', null],
+  ['undefined', undefined],
+  ['an empty key list', []],
+  ['a key list with an empty key', ['ok', '']],
+  ['a key list with a number', ['ok', 7]],
+];
+
+const badOptions: [string, unknown][] = [
+  ['ttl 0', { ttl: 0 }],
+  ['ttl -1', { ttl: -1 }],
+  ['ttl NaN', { ttl: NaN }],
+  ['ttl 1.5', { ttl: 1.5 }],
+  ['ttl Infinity', { ttl: Infinity }],
+  ['ttl 2**31', { ttl: 2 ** 31 }],
+  ['ttl as a string', { ttl: '1000' }],
+  ['wait -1', { wait: -1 }],
+  ['wait NaN', { wait: NaN }],
+  ['an unknown option (tll)', { tll: 5 }],
+  ['options that are not an object', 'fast'],
+  ['null options', null],
+];
+
+describe('bad input', () => {
+  let server: RedisServer;
+  let client: Redis;
+  let probe: Redis;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    client = server.client();
+    probe = server.client();
+  });
+
+  afterAll(async () => {
+    client.disconnect();
+    probe.disconnect();
+    await server.stop();
+  });
+
+  const lockers: [string, () => { locker: Locker; close(): Promise<void> }][] = [
+    [
+      'the engine',
+      () => {
+        const engine = createTestEngine(client);
+        return { locker: engine as unknown as Locker, close: () => engine.close() };
+      },
+    ],
+    [
+      'LockService',
+      () => {
+        const service = new LockService({ redis: client });
+        return {
+          locker: service as unknown as Locker,
+          close: () => service.onApplicationShutdown(),
+        };
+      },
+    ],
+  ];
+
+  describe.each(lockers)('through %s', (_, create) => {
+    let locker: Locker;
+    let close: () => Promise<void>;
+
+    beforeEach(() => {
+      ({ locker, close } = create());
+    });
+
+    afterEach(async () => {
+      await close();
+    });
+
+    /** Runs every call, then proves Redis saw nothing from them and holds no key. */
+    async function expectRejectedBeforeRedis(
+      calls: (() => Promise<unknown>)[],
+      errorType: typeof LockKeyError | typeof LockOptionsError,
+    ): Promise<void> {
+      const before = await commandCalls(probe);
+      for (const call of calls) {
+        const result = await outcome(call());
+        expect(result.error).toBeInstanceOf(errorType);
+        expect(result.value).toBeUndefined();
+      }
+      await client.ping(); // the engine's connection has run anything sent before this
+      expect(callsBetween(before, await commandCalls(probe))).toEqual({});
+      expect(await scanKeys(probe)).toEqual([]);
+    }
+
+    it.each(badKeys)('rejects %s with LockKeyError before any Redis call', async (_, key) => {
+      let ran = 0;
+      await expectRejectedBeforeRedis(
+        [
+          () => locker.acquire(key),
+          () => locker.tryAcquire(key),
+          () => locker.withLock(key, () => void ran++),
+        ],
+        LockKeyError,
+      );
+      expect(ran).toBe(0);
+    });
+
+    it.each(badOptions)(
+      'rejects %s with LockOptionsError before any Redis call',
+      async (_, options) => {
+        let ran = 0;
+        await expectRejectedBeforeRedis(
+          [
+            () => locker.acquire('k', options),
+            () => locker.tryAcquire('k', options),
+            () => locker.withLock('k', () => void ran++, options),
+          ],
+          LockOptionsError,
+        );
+        expect(ran).toBe(0);
+      },
+    );
+
+    it('accepts the edges of the valid ranges, and the probe sees those calls', async () => {
+      const before = await commandCalls(probe);
+      const edges: LockOptions[] = [{ ttl: 1 }, { ttl: 2 ** 31 - 1, wait: 0 }, { wait: Infinity }];
+      for (const options of edges) {
+        const lock = (await locker.acquire('k'.repeat(1024), options)) as {
+          release(): Promise<string>;
+        };
+        expect(['released', 'expired']).toContain(await lock.release());
+      }
+      // The same probe that saw nothing above does see real calls.
+      expect(callsBetween(before, await commandCalls(probe)).evalsha).toBeGreaterThanOrEqual(6);
+    });
+  });
+});
