@@ -1,6 +1,9 @@
 /** Jest 30 + ts-jest in ESM mode; run through `npm test` (NODE_OPTIONS=--experimental-vm-modules). */
 const transform = {
-  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { warnOnly: false } }],
+  '^.+\\.ts$': [
+    'ts-jest',
+    { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { warnOnly: false } },
+  ],
 };
 const common = {
   extensionsToTreatAsEsm: ['.ts'],

@@ -29,6 +29,11 @@ function later<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
+/** Resolves on the engine's first `contended` event: the acquire has tried once and will wait. */
+function contended(engine: LockEngine): Promise<LockEvent> {
+  return later(firstValueFrom(engine.events$.pipe(filter((event) => event.type === 'contended'))));
+}
+
 describe('LockEngine on the MemoryLockStore', () => {
   let store: MemoryLockStore;
   const engines: LockEngine[] = [];
@@ -183,8 +188,9 @@ describe('LockEngine on the MemoryLockStore', () => {
       const engine = createEngine();
       const blocker = await createEngine().acquire('b');
 
+      const tried = contended(engine);
       const waiting = later(engine.acquire(['a', 'b']));
-      await firstValueFrom(engine.events$.pipe(filter((event) => event.type === 'contended')));
+      await tried;
       expect(store.keys()).toEqual(['lock:b']);
       await blocker.release();
 
@@ -247,8 +253,9 @@ describe('LockEngine on the MemoryLockStore', () => {
       engine.events$.subscribe((event) => events.push(event));
       const blocker = await createEngine().acquire('k');
 
+      const tried = contended(engine);
       const waiting = later(engine.acquire('k', { fencing: true }));
-      await firstValueFrom(engine.events$.pipe(filter((event) => event.type === 'contended')));
+      await tried;
       await blocker.release();
       const lock = await waiting;
       await lock.release();

@@ -1,4 +1,5 @@
 import { LockError, LockStoreError } from '../errors/lock.errors.js';
+import { afterPendingIo } from './after-pending-io.js';
 
 /**
  * Bounds a store call by `timeoutMs` and turns every failure into a `LockStoreError`. A call
@@ -14,15 +15,19 @@ export function callStore<T>(
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      reject(
-        new LockStoreError(
-          key,
-          `${what} got no answer from the store within ${timeoutMs} ms. Check the Redis connection.`,
-        ),
-      );
-    }, timeoutMs);
+    const timer = setTimeout(
+      () =>
+        afterPendingIo(() => {
+          timedOut = true;
+          reject(
+            new LockStoreError(
+              key,
+              `${what} got no answer from the store within ${timeoutMs} ms. Check the Redis connection.`,
+            ),
+          );
+        }),
+      timeoutMs,
+    );
     operation.then(
       (result) => {
         clearTimeout(timer);

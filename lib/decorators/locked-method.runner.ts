@@ -99,9 +99,9 @@ function busyStream(
 ): void {
   try {
     const fallback = whenBusy(plan, error, args);
-    if (fallback instanceof Observable) fallback.subscribe(subscriber);
-    else if (fallback === undefined) subscriber.complete();
-    else (subscriber.next(fallback), subscriber.complete());
+    if (fallback instanceof Observable) return void fallback.subscribe(subscriber);
+    if (fallback !== undefined) subscriber.next(fallback);
+    subscriber.complete();
   } catch (thrown) {
     subscriber.error(thrown);
   }

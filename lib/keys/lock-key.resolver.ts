@@ -2,9 +2,11 @@ import { LockKeyError } from '../errors/lock.errors.js';
 import { compileKeyTemplate, type KeyBuilder } from './key-template.compiler.js';
 
 /** What `@DistributedLock` accepts as its key. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any: so typed functions like (id: string) => string fit
 export type LockKeySource =
-  string | readonly string[] | ((...args: any[]) => string | readonly string[]);
+  | string
+  | readonly string[]
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- so typed functions such as (id: string) => string fit
+  | ((...args: any[]) => string | readonly string[]);
 
 /** Turns a method call's arguments into the lock's key(s). */
 export type KeyResolver = (args: readonly unknown[], method: string) => string | readonly string[];

@@ -13,16 +13,28 @@ export interface AppInstance {
   stop(): Promise<void>;
 }
 
-/** Starts `count` sample app processes and resolves once each is listening. */
+/** Starts `count` sample app processes and resolves once each is listening; none is left behind on failure. */
 export async function startInstances(
   count: number,
   env: Record<string, string>,
   mainScript = compiledMain,
 ): Promise<AppInstance[]> {
-  return Promise.all(Array.from({ length: count }, () => startInstance(env, mainScript)));
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, () => startInstance(env, mainScript)),
+  );
+  const instances = started.flatMap((result) =>
+    result.status === 'fulfilled' ? [result.value] : [],
+  );
+  const failure = started.find((result) => result.status === 'rejected');
+  if (!failure) return instances;
+  await Promise.all(instances.map((instance) => instance.stop()));
+  throw failure.reason;
 }
 
-export async function startInstance(env: Record<string, string>, mainScript = compiledMain): Promise<AppInstance> {
+export async function startInstance(
+  env: Record<string, string>,
+  mainScript = compiledMain,
+): Promise<AppInstance> {
   const port = await freePort();
   const child = spawn(process.execPath, [mainScript], {
     env: { ...process.env, ...env, PORT: String(port) },
@@ -30,13 +42,22 @@ export async function startInstance(env: Record<string, string>, mainScript = co
   });
   await new Promise<void>((resolve, reject) => {
     let output = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`sample app did not start listening within 30 s:\n${output}`));
+    }, 30_000);
     const collect = (chunk: Buffer): void => {
       output += chunk.toString();
-      if (output.includes('listening on')) resolve();
+      if (!output.includes('listening on')) return;
+      clearTimeout(timer);
+      resolve();
     };
     child.stdout!.on('data', collect);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`sample app exited with ${code} before listening:\n${output}`)));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sample app exited with ${code} before listening:\n${output}`));
+    });
   });
   return { url: `http://127.0.0.1:${port}`, process: child, stop: () => stopChild(child) };
 }

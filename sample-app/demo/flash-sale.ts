@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { productKeys } from '../src/products/product.keys.js';
 
 export type Endpoint = 'buy' | 'buy-unsafe' | 'buy-atomic';
@@ -11,7 +11,8 @@ export interface SaleSettings {
   readonly users: number;
   readonly concurrency: number;
   readonly instanceUrls: readonly string[];
-  readonly redisUrl: string;
+  /** Opens a client on the product data, for the audit (closed after it). */
+  readonly connectData: () => Redis | Cluster;
   /** Called with the number of answers so far, about 5 times a second. */
   readonly onProgress?: (answered: number) => void;
 }
@@ -42,7 +43,8 @@ export async function runFlashSale(settings: SaleSettings): Promise<SaleResult> 
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ stock }),
   });
-  if (!put.ok) throw new Error(`resetting product ${productId} failed: ${put.status} ${await put.text()}`);
+  if (!put.ok)
+    throw new Error(`resetting product ${productId} failed: ${put.status} ${await put.text()}`);
   const tally = new Tally();
   const progress = setInterval(() => settings.onProgress?.(tally.total), 200);
   const started = performance.now();
@@ -62,28 +64,36 @@ function load(settings: SaleSettings, url: string, index: number, tally: Tally):
   const users = share(settings.users, count, index);
   let next = 0;
   let finish!: (error: unknown) => void;
-  const done = new Promise<void>((resolve, reject) => (finish = (error) => (error ? reject(error) : resolve())));
-  const instance = autocannon({
-    url,
-    connections: Math.max(1, share(settings.concurrency, count, index)),
-    amount: users,
-    timeout: 30,
-    requests: [
-      {
-        method: 'POST',
-        path: `/products/${settings.productId}/${settings.endpoint}`,
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (request) => ({ ...request, body: JSON.stringify({ userId: `u${index}-${next++}` }) }),
-        onResponse: (status, body) => tally.answer(status, body),
-      },
-    ],
-  }, finish);
+  const done = new Promise<void>(
+    (resolve, reject) => (finish = (error) => (error ? reject(error) : resolve())),
+  );
+  const instance = autocannon(
+    {
+      url,
+      connections: Math.max(1, share(settings.concurrency, count, index)),
+      amount: users,
+      timeout: 30,
+      requests: [
+        {
+          method: 'POST',
+          path: `/products/${settings.productId}/${settings.endpoint}`,
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (request) => ({
+            ...request,
+            body: JSON.stringify({ userId: `u${index}-${next++}` }),
+          }),
+          onResponse: (status, body) => tally.answer(status, body),
+        },
+      ],
+    },
+    finish,
+  );
   instance.on('response', (_client, _status, _bytes, responseTime) => tally.latency(responseTime));
   return done;
 }
 
 async function audit(settings: SaleSettings) {
-  const redis = new Redis(settings.redisUrl);
+  const redis = settings.connectData();
   try {
     const keys = productKeys(settings.productId);
     const [remainingRaw, orders, buyerIds] = await Promise.all([
@@ -128,7 +138,8 @@ class Tally {
 
   summary(endpoint: Endpoint, durationMs: number) {
     const sorted = [...this.latencies].sort((a, b) => a - b);
-    const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+    const at = (q: number): number =>
+      sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
     return {
       endpoint,
       requests: this.total,

@@ -2,34 +2,44 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { freePort } from './free-port.js';
 
-export interface RedisTarget {
+/** A redis-server the demo started, on a free loopback port. */
+export interface LaunchedRedis {
+  readonly port: number;
   readonly url: string;
-  /** Stops the throwaway server, if the demo started one. */
   stop(): Promise<void>;
 }
 
-/** `REDIS_URL` when set; otherwise a throwaway redis-server on a free loopback port. */
-export async function provideRedis(log: (line: string) => void): Promise<RedisTarget> {
-  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, stop: async () => undefined };
-  ensureRedisInstalled(log);
+/** Starts a throwaway redis-server (no persistence) and resolves once it accepts connections. */
+export async function launchRedis(extraArgs: readonly string[] = []): Promise<LaunchedRedis> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    ...extraArgs,
+  ];
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] });
   await waitForReady(child);
-  log(`started redis-server on 127.0.0.1:${port} (pid ${child.pid})`);
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    stop: () => stopChild(child),
-  };
+  return { port, url: `redis://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }
 
-function ensureRedisInstalled(log: (line: string) => void): void {
+/** Makes sure redis-server exists: installs it on Debian/Ubuntu as root, else explains and exits. */
+export function ensureRedisInstalled(log: (line: string) => void): void {
   if (hasRedisServer()) return;
   const debian = existsSync('/etc/debian_version');
   if (debian && process.getuid?.() === 0) {
-    log('redis-server is not installed; installing it with apt-get (Debian/Ubuntu, running as root)…');
-    const options = { stdio: 'inherit' as const, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } };
+    log(
+      'redis-server is not installed; installing it with apt-get (Debian/Ubuntu, running as root)…',
+    );
+    const options = {
+      stdio: 'inherit' as const,
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    };
     spawnSync('apt-get', ['update', '-qq'], options);
     spawnSync('apt-get', ['install', '-y', '-qq', 'redis-server'], options);
     if (hasRedisServer()) return;
@@ -38,8 +48,10 @@ function ensureRedisInstalled(log: (line: string) => void): void {
     ? 'sudo apt-get install -y redis-server'
     : process.platform === 'darwin'
       ? 'brew install redis'
-      : 'install Redis 6.2+ with your package manager (e.g. `sudo dnf install redis`)';
-  console.error(`redis-server is not installed and REDIS_URL is not set. Install it with:\n  ${hint}\nor point REDIS_URL at a Redis server.`);
+      : 'install Redis 7 with your package manager (e.g. `sudo dnf install redis`)';
+  console.error(
+    `redis-server is not installed and REDIS_URL is not set. Install it with:\n  ${hint}\nor point REDIS_URL at a Redis server.`,
+  );
   process.exit(2);
 }
 
@@ -59,7 +71,10 @@ function waitForReady(child: ChildProcess): Promise<void> {
   });
 }
 
-export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+export async function stopChild(
+  child: ChildProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill(signal);

@@ -6,7 +6,8 @@ export function verdict(result: SaleResult, stock: number): string[] {
   if (result.sold !== stock) problems.push(`sold ${result.sold} of ${stock}`);
   if (result.oversold > 0) problems.push(`oversold ${result.oversold}`);
   if (result.duplicates > 0) problems.push(`${result.duplicates} duplicate orders`);
-  if (result.orders !== result.sold) problems.push(`${result.orders} orders for ${result.sold} sold`);
+  if (result.orders !== result.sold)
+    problems.push(`${result.orders} orders for ${result.sold} sold`);
   return problems;
 }
 
@@ -27,10 +28,18 @@ const columns: [string, (r: SaleResult) => string][] = [
 
 /** The report table, one row per endpoint, then a plain-words verdict per endpoint. */
 export function formatReport(results: readonly SaleResult[], stock: number): string {
-  const rows = [columns.map(([title]) => title), ...results.map((r) => columns.map(([, cell]) => cell(r)))];
+  const rows = [
+    columns.map(([title]) => title),
+    ...results.map((r) => columns.map(([, cell]) => cell(r))),
+  ];
   const widths = columns.map((_, i) => Math.max(...rows.map((row) => row[i].length)));
-  const line = (row: string[]): string => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
-  const table = [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)];
+  const line = (row: string[]): string =>
+    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
+  const table = [
+    line(rows[0]),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...rows.slice(1).map(line),
+  ];
   return [...table, '', ...results.map((r) => describe(r, stock))].join('\n');
 }
 

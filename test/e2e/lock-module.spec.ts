@@ -3,6 +3,7 @@ import {
   Inject,
   Injectable,
   Module,
+  type ConfigurableModuleOptionsFactory,
   type DynamicModule,
   type INestApplicationContext,
 } from '@nestjs/common';
@@ -30,7 +31,10 @@ class ReportModule {}
 
 /** Options from ConfigService, as an app would read them from its environment. */
 @Injectable()
-class LockConfig {
+class LockConfig implements ConfigurableModuleOptionsFactory<
+  LockModuleOptions,
+  'createLockOptions'
+> {
   constructor(@Inject(ConfigService) private readonly config: ConfigService) {}
 
   createLockOptions(): LockModuleOptions {
@@ -47,7 +51,7 @@ class LockConfig {
  */
 function storeClientOf(locks: LockService): Redis {
   const engine = locks.engine as unknown as { config: { store: RedisLockStore } };
-  return engine.config.store.client;
+  return engine.config.store.client as Redis;
 }
 
 /** Resolves once `client` has ended, at once if it already has. */
@@ -221,8 +225,8 @@ describe('LockModule in a Nest app (real Redis)', () => {
       const locks = app.get(LockService);
       const contended = firstValueFrom(locks.events$.pipe(filter((e) => e.type === 'contended')));
       const waiter = locks.acquire('shutdown:foreign', { wait: Infinity }).catch((error) => error);
-      // Closing only once the waiter is queued: an attempt still in flight at close() is a
-      // separate case (see the report on in-flight acquisitions).
+      // Close once the waiter is queued, so this covers the queue's shutdown path; an attempt
+      // still in flight at close() takes another path.
       await contended;
 
       await close(app);
@@ -240,10 +244,11 @@ describe('LockModule in a Nest app (real Redis)', () => {
         logger: false,
         abortOnError: false,
       });
+      apps.push(app);
       const locks = app.get(LockService);
       const held = await locks.acquire('factory:app');
 
-      await app.close();
+      await close(app);
 
       expect(held.isHeld).toBe(false);
       expect(await admin.exists('lock:factory:app')).toBe(0);

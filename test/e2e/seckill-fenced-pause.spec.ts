@@ -103,6 +103,8 @@ describe('a buyer stopped (SIGSTOP) past its lease while another instance sells'
       const lockKey = productLockKey(productId);
 
       const answerToA = buy(a.url, productId, 'paused-buyer');
+      // Awaited below; if the test fails first, A is killed and this rejects unobserved.
+      answerToA.catch(() => undefined);
       await waitForRenewal(client, lockKey);
       a.process.kill('SIGSTOP');
       const stoppedAt = performance.now();

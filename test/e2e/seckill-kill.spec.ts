@@ -66,7 +66,11 @@ describe('an instance killed (SIGKILL) in the middle of a flash sale', () => {
           async () => (await client.get(stockKey)) === '0',
           FINISH_BUDGET_MS * 3,
           10,
-        ).then(() => performance.now() - killedAt);
+          // Never sold out reads as Infinity: the budget check below fails with the figure.
+        ).then(
+          () => performance.now() - killedAt,
+          () => Infinity,
+        );
       },
     });
     await load.run();
@@ -97,7 +101,7 @@ describe('an instance killed (SIGKILL) in the middle of a flash sale', () => {
 
     // The dead instance's leases run out by themselves.
     const locksGoneAfter = await waitUntil(
-      'the dead instance’s locks to expire',
+      'the locks of the dead instance to expire',
       async () => (await lockKeys(client)).length === 0 && performance.now() - killedAt,
       TTL_MS + 2_000,
     );

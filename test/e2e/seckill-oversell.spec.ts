@@ -11,6 +11,7 @@ import {
   productFenceCounter,
   strayKeys,
 } from './seckill/sale-audit.js';
+import { viewProduct } from './seckill/seckill-http.js';
 
 const PRODUCT_ID = 2001;
 const STOCK = 50;
@@ -45,7 +46,7 @@ describe('a flash sale across 3 instances sharing one Redis', () => {
       users: BUYERS,
       concurrency: CONCURRENCY,
       instanceUrls: instances.map((instance) => instance.url),
-      redisUrl: redis.url,
+      connectData: () => redis.client(),
     });
 
     // Every buyer was answered: 50 sales, and "sold out" for everyone else.
@@ -55,8 +56,12 @@ describe('a flash sale across 3 instances sharing one Redis', () => {
     const audit = await auditSale(client, PRODUCT_ID);
     expect(audit).toMatchObject({ stock: 0, sold: STOCK, orders: STOCK, oversold: 0 });
     expect(audit.distinctBuyers).toBe(STOCK);
-    const view = await fetch(`${instances[1].url}/products/${PRODUCT_ID}`).then((r) => r.json());
-    expect(view).toEqual({ id: PRODUCT_ID, stock: 0, sold: STOCK, orders: STOCK });
+    expect(await viewProduct(instances[1].url, PRODUCT_ID)).toEqual({
+      id: PRODUCT_ID,
+      stock: 0,
+      sold: STOCK,
+      orders: STOCK,
+    });
 
     expect(await lockKeys(client)).toEqual([]);
     const keys = await keysMatching(client);

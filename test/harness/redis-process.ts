@@ -1,16 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { forgetPid, watchPid } from './process-watchdog.js';
 import { freePort } from './redis-server.js';
 import { waitUntil } from './wait-until.js';
-
-/** Every redis process this module started and that has not exited yet. */
-const live = new Set<ChildProcess>();
-
-// Last resort for a spec that crashes or times out before its stop(): the worker's exit must
-// not leave redis processes behind. Registered only while something is live, so it never piles up.
-function killLeftovers(): void {
-  for (const child of live) child.kill('SIGKILL');
-}
 
 /** `count` distinct free loopback ports (the OS may hand the same one out twice in a row). */
 export async function freePorts(count: number): Promise<number[]> {
@@ -46,22 +38,19 @@ export class RedisProcess {
     readonly port: number,
     private readonly child: ChildProcess,
   ) {
-    live.add(child);
-    if (live.size === 1) process.on('exit', killLeftovers);
-    child.once('error', (error) => {
-      this.spawnError = error; // e.g. ENOENT: no 'exit' follows, so forget the child here
-      live.delete(child);
-    });
-    child.once('exit', () => {
-      live.delete(child);
-      if (live.size === 0) process.off('exit', killLeftovers);
-    });
+    if (child.pid) watchPid(child.pid);
+    child.once('exit', () => forgetPid(child.pid!));
+    child.once('error', (error) => (this.spawnError = error)); // e.g. ENOENT: no pid, no 'exit'
     // Keep draining the pipes (a full pipe would block redis) and keep a tail for error messages.
     const keepTail = (chunk: Buffer): void => {
       this.output = (this.output + chunk.toString()).slice(-4000);
     };
-    child.stdout!.on('data', keepTail);
-    child.stderr!.on('data', keepTail);
+    for (const pipe of [child.stdout!, child.stderr!]) {
+      pipe.on('data', keepTail);
+      (pipe as Socket).unref();
+    }
+    // A forgotten process must not keep the test runner alive; the watchdog kills it at exit.
+    child.unref();
   }
 
   /** `args` is passed as-is: a config file path first, then `--option value` pairs. */
@@ -117,6 +106,7 @@ export class RedisProcess {
   async kill(): Promise<void> {
     if (!this.alive) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.ref(); // or a script's event loop could end before the 'exit' arrives
     this.child.kill('SIGKILL');
     await exited;
   }

@@ -1,3 +1,4 @@
+import { afterPendingIo } from '../../core/after-pending-io.js';
 import type { NodeOutcome } from '../lock-store.interface.js';
 
 export type NodeAnswer<T> =
@@ -15,7 +16,7 @@ export function askAll<N, T>(
 function bounded<T>(operation: Promise<T>, timeoutMs: number): Promise<NodeAnswer<T>> {
   return new Promise((resolve) => {
     const timer = setTimeout(
-      () => resolve({ ok: false, error: `no answer within ${timeoutMs} ms` }),
+      () => afterPendingIo(() => resolve({ ok: false, error: `no answer within ${timeoutMs} ms` })),
       timeoutMs,
     );
     operation.then(

@@ -46,12 +46,16 @@ export function loadSeckillConfig(env: NodeJS.ProcessEnv = process.env): Seckill
 }
 
 function list(raw: string | undefined): string[] {
-  return (raw ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+  return (raw ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 function integer(raw: string | undefined, fallback: number, name: string): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a whole number ≥ 0, got "${raw}"`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new Error(`${name} must be a whole number ≥ 0, got "${raw}"`);
   return value;
 }

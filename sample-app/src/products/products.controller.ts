@@ -8,7 +8,10 @@ export class ProductsController {
   constructor(private readonly products: ProductsService) {}
 
   @Put(':id')
-  reset(@Param('id', ProductIdPipe) id: number, @Body(StockBodyPipe) body: StockBody): Promise<ProductView> {
+  reset(
+    @Param('id', ProductIdPipe) id: number,
+    @Body(StockBodyPipe) body: StockBody,
+  ): Promise<ProductView> {
     return this.products.reset(id, body.stock);
   }
 

@@ -32,7 +32,8 @@ export class ProductsService {
       this.redis.get(keys.initial),
       this.redis.hlen(keys.orders),
     ]);
-    if (stock === null || initial === null) throw new NotFoundException({ code: 'NOT_FOUND', message: `No product ${id}.` });
+    if (stock === null || initial === null)
+      throw new NotFoundException({ code: 'NOT_FOUND', message: `No product ${id}.` });
     return { id, stock: Number(stock), sold: Number(initial) - Number(stock), orders };
   }
 }

@@ -29,7 +29,12 @@ export class OrderBook {
    * Writes the new stock and the order. With a fence the writes are refused (StaleFenceError)
    * if a newer lock holder has written since; without one they are applied blindly.
    */
-  async recordSale(productId: number, userId: string, stockRead: number, fence?: number): Promise<Order> {
+  async recordSale(
+    productId: number,
+    userId: string,
+    stockRead: number,
+    fence?: number,
+  ): Promise<Order> {
     const keys = productKeys(productId);
     const orderId = randomUUID();
     const writes: RedisWrite[] = [
@@ -51,7 +56,9 @@ export class OrderBook {
   async buyAtomically(productId: number, userId: string): Promise<Order> {
     const keys = productKeys(productId);
     const orderId = randomUUID();
-    const outcome = Number(await this.redis.eval(ATOMIC_BUY, 3, keys.stock, keys.orders, keys.buyers, orderId, userId));
+    const outcome = Number(
+      await this.redis.eval(ATOMIC_BUY, 3, keys.stock, keys.orders, keys.buyers, orderId, userId),
+    );
     if (outcome === -2) throw refuse.unknownProduct(productId);
     if (outcome === -1) throw refuse.alreadyOrdered(userId);
     if (outcome === 0) throw refuse.soldOut();

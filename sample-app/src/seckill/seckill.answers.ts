@@ -10,11 +10,23 @@ export interface Order {
 export const refuse = {
   soldOut: () => new ConflictException({ statusCode: 409, code: 'SOLD_OUT', message: 'Sold out.' }),
   alreadyOrdered: (userId: string) =>
-    new ConflictException({ statusCode: 409, code: 'ALREADY_ORDERED', message: `${userId} already has an order for this product.` }),
+    new ConflictException({
+      statusCode: 409,
+      code: 'ALREADY_ORDERED',
+      message: `${userId} already has an order for this product.`,
+    }),
   busy: () =>
-    new ConflictException({ statusCode: 409, code: 'BUSY', message: 'Too many buyers right now; try again.' }),
+    new ConflictException({
+      statusCode: 409,
+      code: 'BUSY',
+      message: 'Too many buyers right now; try again.',
+    }),
   unknownProduct: (productId: number) =>
-    new NotFoundException({ statusCode: 404, code: 'NOT_FOUND', message: `No product ${productId}.` }),
+    new NotFoundException({
+      statusCode: 404,
+      code: 'NOT_FOUND',
+      message: `No product ${productId}.`,
+    }),
 };
 
 /** `onBusy` for the sale's locks: a lock wait that ran out answers 409 BUSY. */

@@ -10,19 +10,28 @@ export class SeckillController {
 
   @Post('buy')
   @HttpCode(201)
-  buy(@Param('id', ProductIdPipe) id: number, @Body(BuyRequestPipe) body: BuyRequest): Promise<Order> {
+  buy(
+    @Param('id', ProductIdPipe) id: number,
+    @Body(BuyRequestPipe) body: BuyRequest,
+  ): Promise<Order> {
     return this.seckill.buy(id, body.userId);
   }
 
   @Post('buy-unsafe')
   @HttpCode(201)
-  buyUnsafe(@Param('id', ProductIdPipe) id: number, @Body(BuyRequestPipe) body: BuyRequest): Promise<Order> {
+  buyUnsafe(
+    @Param('id', ProductIdPipe) id: number,
+    @Body(BuyRequestPipe) body: BuyRequest,
+  ): Promise<Order> {
     return this.seckill.buyUnsafe(id, body.userId);
   }
 
   @Post('buy-atomic')
   @HttpCode(201)
-  buyAtomic(@Param('id', ProductIdPipe) id: number, @Body(BuyRequestPipe) body: BuyRequest): Promise<Order> {
+  buyAtomic(
+    @Param('id', ProductIdPipe) id: number,
+    @Body(BuyRequestPipe) body: BuyRequest,
+  ): Promise<Order> {
     return this.seckill.buyAtomic(id, body.userId);
   }
 }

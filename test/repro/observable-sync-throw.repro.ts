@@ -1,0 +1,45 @@
+/**
+ * Reproduction (fails today): a decorated method declared to return an Observable that throws
+ * before returning one. Expected: the subscriber gets the error and the lock is released.
+ * Actual: the error escapes `start` inside `acquireRequest(...).then(...)` in
+ * lib/decorators/locked-method.runner.ts as an unhandled rejection; the subscriber hears
+ * nothing and the lock stays held until the subscriber unsubscribes.
+ * Run: NODE_OPTIONS=--experimental-vm-modules npx jest --selectProjects integration --testMatch '<rootDir>/test/repro/*.repro.ts'
+ */
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+// A value import: with `import type`, design:returntype would be Object and the stream unlocked.
+import { Observable } from 'rxjs';
+import { DistributedLock, LockModule } from '../../lib/index.js';
+import { RedisServer } from '../harness/redis-server.js';
+
+@Injectable()
+class Feeds {
+  @DistributedLock('feed:{0}')
+  open(_id: string): Observable<number> {
+    throw new Error('no such feed');
+  }
+}
+
+it('passes a synchronous throw of an Observable method to the subscriber and unlocks', async () => {
+  const redis = await RedisServer.start();
+  @Module({ imports: [LockModule.forRoot({ redis: redis.url })], providers: [Feeds] })
+  class AppModule {}
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+  const client = redis.client();
+  try {
+    const error = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the subscriber never got an error')), 2_000);
+      app
+        .get(Feeds)
+        .open('f1')
+        .subscribe({ error: (e: unknown) => (clearTimeout(timer), resolve(e)) });
+    });
+    expect((error as Error).message).toBe('no such feed');
+    expect(await client.exists('lock:feed:f1')).toBe(0);
+  } finally {
+    await app.close();
+    await client.quit();
+    await redis.stop();
+  }
+});
