@@ -52,11 +52,12 @@ function connect(target: LockModuleOptions['redis']): {
   created: boolean;
 } {
   if (isClient(target)) return { client: target, created: false };
+  // Lazy: a module whose app fails to bootstrap must not leave a connection keeping it alive.
   const client = isClusterConfig(target)
-    ? new Cluster([...target.cluster], target.clusterOptions)
+    ? new Cluster([...target.cluster], { lazyConnect: true, ...target.clusterOptions })
     : typeof target === 'string'
-      ? new Redis(target)
-      : new Redis(target as RedisOptions);
+      ? new Redis(target, { lazyConnect: true })
+      : new Redis({ lazyConnect: true, ...(target as RedisOptions) });
   // An unreachable Redis must not crash the app with an unhandled 'error' event; failures
   // surface as LockStoreError on the calls that need Redis.
   client.on('error', () => undefined);

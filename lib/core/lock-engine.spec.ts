@@ -94,16 +94,16 @@ describe('LockEngine on the MemoryLockStore', () => {
       });
     });
 
-    it('takes only the keys not held yet when a multi-key lock nests inside a held key', async () => {
+    it('refuses a multi-key lock that overlaps a key the call chain already holds', async () => {
       const engine = createEngine();
       const tryAcquire = jest.spyOn(store, 'tryAcquire');
 
-      await engine.withLock('a', () => engine.withLock(['a', 'b'], () => undefined));
+      const nested = engine.withLock('a', () => engine.withLock(['a', 'b'], () => undefined));
 
-      expect(tryAcquire.mock.calls.map(([request]) => request.keys)).toEqual([
-        ['lock:a'],
-        ['lock:b'],
-      ]);
+      // Waiting for 'b' while holding 'a' in an outer lock would deadlock on our own key.
+      await expect(nested).rejects.toThrow(LockOptionsError);
+      await expect(nested).rejects.toThrow(/already holds 1 of its 2 keys/);
+      expect(tryAcquire.mock.calls.map(([request]) => request.keys)).toEqual([['lock:a']]);
       expect(store.keys()).toEqual([]);
     });
 

@@ -12,7 +12,7 @@ import { LeaseWatchdog } from './lease-watchdog.js';
 import { findHeldLock, heldKeys, runHoldingLock } from './lock-context.js';
 import { LockEventBus, type LockEvent } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
-import { narrowLockRequest, prepareLockRequest, type LockRequest } from './lock-request.js';
+import { prepareLockRequest, type LockRequest } from './lock-request.js';
 import { MAX_TTL, validateLockOptions } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
 import { NestedLock } from './nested-lock.js';
@@ -47,6 +47,8 @@ export class LockEngine implements LeaseKeeper {
   private readonly watchdog: LeaseWatchdog;
   /** The per-node answers of a request's last failed attempt, for its `LockBusyError`. */
   private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
+  /** Acquire attempts sent and not yet answered; `close()` waits for them. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(private readonly config: LockEngineConfig) {
@@ -121,12 +123,10 @@ export class LockEngine implements LeaseKeeper {
     const outer = findHeldLock(this, request.fullKeys);
     if (outer) return new NestedLock(outer);
     const held = heldKeys(this);
-    const missing = new Set(request.fullKeys.filter((key) => !held.has(key)));
-    const needed =
-      missing.size < request.fullKeys.length
-        ? narrowLockRequest(request, missing, this.config.keyPrefix)
-        : request;
-    return this.take(needed);
+    const overlap = request.fullKeys.filter((key) => held.has(key));
+    // Waiting for the rest while holding part would deadlock on our own keys.
+    if (overlap.length > 0) throw partialReentry(request, overlap.length);
+    return this.take(request);
   }
 
   /** Runs `fn` with `lock` recorded as held by the call chain. */
@@ -137,11 +137,9 @@ export class LockEngine implements LeaseKeeper {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const shuttingDown = new LockStoreError(
-      undefined,
-      'the lock service is shutting down; no new locks are granted.',
-    );
-    for (const queue of this.queues.values()) queue.failAll(shuttingDown);
+    for (const queue of this.queues.values()) queue.failAll(shutDown(undefined));
+    // Attempts already sent come back to a closed engine, which gives their wins back.
+    await Promise.allSettled([...this.inFlight]);
     this.watchdog.stop();
     await Promise.allSettled([...this.held.keys()].map((lock) => lock.release()));
     await this.config.closeStore();
@@ -151,7 +149,7 @@ export class LockEngine implements LeaseKeeper {
   private async take(request: LockRequest): Promise<Lock> {
     const { signal, wait } = request.options;
     signal?.throwIfAborted();
-    if (this.closed) throw new LockStoreError(request.label, 'the lock service has shut down.');
+    if (this.closed) throw shutDown(request.label);
     const queue = this.queueFor(request);
     if (wait === 0 && queue.heldHere) throw this.busy(request);
     if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
@@ -180,6 +178,7 @@ export class LockEngine implements LeaseKeeper {
 
   private enqueue(request: LockRequest, queue: WaitQueue, first: boolean): Promise<Lock> {
     const { wait, signal } = request.options;
+    if (this.closed) return Promise.reject(shutDown(request.label));
     return new Promise<Lock>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const finish = (): void => {
@@ -220,7 +219,13 @@ export class LockEngine implements LeaseKeeper {
     });
   }
 
-  private async attempt(request: LockRequest): Promise<AttemptOutcome> {
+  private attempt(request: LockRequest): Promise<AttemptOutcome> {
+    const attempt = this.attemptOnce(request);
+    this.inFlight.add(attempt);
+    return attempt.finally(() => this.inFlight.delete(attempt));
+  }
+
+  private async attemptOnce(request: LockRequest): Promise<AttemptOutcome> {
     const { ttl, maxHold, fencing } = request.options;
     const token = newLockToken();
     const startedAt = performance.now();
@@ -252,6 +257,11 @@ export class LockEngine implements LeaseKeeper {
 
   private hold(request: LockRequest, queue: WaitQueue, grant: Grant): Lock {
     const { options } = request;
+    if (this.closed) {
+      queue.holderLeft(false);
+      this.config.store.release(request.fullKeys, grant.token).catch(() => undefined);
+      throw shutDown(request.label);
+    }
     const lock = new HeldLock(this, {
       key: request.label,
       keys: request.names,
@@ -285,8 +295,10 @@ export class LockEngine implements LeaseKeeper {
       lock.key,
       'release',
     );
-    if (lock.markReleased()) this.forget(lock);
-    const result = await pending;
+    const queue = this.held.get(lock);
+    if (lock.markReleased()) this.forget(lock, 'released');
+    const { result, waitersElsewhere } = await pending;
+    queue?.noteRelease(waitersElsewhere);
     if (this.bus.listening) {
       this.emit({
         type: 'released',
@@ -315,17 +327,21 @@ export class LockEngine implements LeaseKeeper {
   private lose(lock: HeldLock, reason: LockLossReason): void {
     if (!lock.markLost(reason)) return;
     this.forget(lock);
+    // Keys of a multi-key lock that are still ours would otherwise live on for a whole lease.
+    if (lock.fullKeys.length > 1) {
+      this.config.store.release(lock.fullKeys, lock.token).catch(() => undefined);
+    }
     const held = performance.now() - lock.acquiredAt;
     if (!lock.autoRenew && reason === 'expired')
       this.emit({ type: 'expired', key: lock.key, held });
     else this.emit({ type: 'lost', key: lock.key, held, reason });
   }
 
-  private forget(lock: HeldLock): void {
+  private forget(lock: HeldLock, how: 'released' | 'lost' = 'lost'): void {
     const queue = this.held.get(lock);
     this.held.delete(lock);
     this.watchdog.delete(lock);
-    queue?.holderLeft();
+    queue?.holderLeft(how === 'released');
   }
 
   private queueFor(request: LockRequest): WaitQueue {
@@ -395,4 +411,16 @@ export class LockEngine implements LeaseKeeper {
   private emit(event: LockEvent): void {
     if (this.bus.listening) this.bus.emit(event);
   }
+}
+
+function shutDown(key: string | undefined): LockStoreError {
+  return new LockStoreError(key, 'the lock service is shutting down; no new locks are granted.');
+}
+
+function partialReentry(request: LockRequest, overlapping: number): LockOptionsError {
+  return new LockOptionsError(
+    `Lock "${request.label}": this call chain already holds ${overlapping} of its ${request.names.length} ` +
+      'keys in another lock. Take all the keys in the outer lock, or release it first.',
+    request.label,
+  );
 }

@@ -94,5 +94,6 @@ export function describe(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean' || value == null)
     return String(value);
   if (typeof value === 'bigint') return `${value}n`;
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  if (Array.isArray(value)) return 'an array';
+  return /^[aeiou]/.test(typeof value) ? `an ${typeof value}` : `a ${typeof value}`;
 }

@@ -31,18 +31,3 @@ export function prepareLockRequest(
     startedAt: performance.now(),
   };
 }
-
-/** The same request narrowed to some of its keys (those a reentrant caller does not hold yet). */
-export function narrowLockRequest(
-  request: LockRequest,
-  keep: ReadonlySet<string>,
-  prefix: string,
-): LockRequest {
-  const names = request.names.filter((name) => keep.has(prefix + name));
-  return {
-    ...request,
-    names,
-    label: names.join(' + '),
-    fullKeys: names.map((name) => prefix + name),
-  };
-}

@@ -46,6 +46,8 @@ export class WaitQueue {
   private outside = 0;
   private running = false;
   private unsubscribe?: () => void;
+  /** Other processes were waiting at the last release here. */
+  private contested = false;
 
   constructor(private readonly driver: QueueDriver) {}
 
@@ -83,11 +85,21 @@ export class WaitQueue {
     this.latch.notify();
   }
 
-  /** A lock of this queue held here was released or lost. */
-  holderLeft(): void {
+  /**
+   * A lock of this queue held here was released or lost. After a release, the next waiter here
+   * normally tries at once (its attempt rides right behind the release). When other processes
+   * were waiting last time, it waits for the release notification like they do instead, so the
+   * lock does not stay inside this process for as long as it has waiters.
+   */
+  holderLeft(released: boolean): void {
     this.holders--;
-    this.latch.notify();
+    if (!(released && this.contested && this.unsubscribe)) this.latch.notify();
     this.settleIfIdle();
+  }
+
+  /** What the store said about waiters elsewhere when a lock of this queue was released. */
+  noteRelease(waitersElsewhere: boolean): void {
+    this.contested = waitersElsewhere;
   }
 
   /** Fails every waiter (shutdown). */

@@ -1,6 +1,16 @@
 /** What a release found. `expired`: the lease had already run out. `stolen`: another owner holds it. */
 export type ReleaseResult = 'released' | 'expired' | 'stolen';
 
+/** What a release found, and whether processes other than this one were waiting for the keys. */
+export interface ReleaseReport {
+  readonly result: ReleaseResult;
+  /**
+   * Another process was subscribed to the release notification. The engine then lets the next
+   * local waiter compete on equal terms instead of handing the lock on inside this process.
+   */
+  readonly waitersElsewhere: boolean;
+}
+
 /** What an extend found, per lease. */
 export type ExtendResult = 'extended' | 'expired' | 'stolen';
 
@@ -60,7 +70,7 @@ export interface LockStore {
   /** Takes every key if all are free, atomically; otherwise changes nothing. */
   tryAcquire(request: AcquireRequest): Promise<AcquireAttempt>;
   /** Deletes the keys that still hold `token`, notifies their waiters; never touches others. */
-  release(keys: readonly string[], token: string): Promise<ReleaseResult>;
+  release(keys: readonly string[], token: string): Promise<ReleaseReport>;
   /** Re-arms the leases still held by their tokens, all in one round trip. */
   extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
   /**

@@ -4,7 +4,7 @@ import type {
   ExtendResult,
   LeaseExtension,
   LockStore,
-  ReleaseResult,
+  ReleaseReport,
 } from '../../lib/stores/lock-store.interface.js';
 
 /**
@@ -42,7 +42,7 @@ export class ObservedStore implements LockStore {
     };
   }
 
-  release(keys: readonly string[], token: string): Promise<ReleaseResult> {
+  release(keys: readonly string[], token: string): Promise<ReleaseReport> {
     return this.inner.release(keys, token);
   }
 

@@ -132,9 +132,8 @@ describe('lease renewal', () => {
     const calledAt = performance.now();
     const lock = await engine.acquire('k', { ttl: TTL, maxHold });
     const abortedAt = await within('the max-hold abort', abortTime(lock.signal), maxHold + 1_000);
-    const gone = await waitFor(
-      'the key to expire',
-      async () => (await probe.exists('lock:k')) === 0 && performance.now(),
+    const gone: number = await waitFor('the key to expire', async () =>
+      (await probe.exists('lock:k')) === 0 ? performance.now() : undefined,
     );
     const slack = lag.stop();
     recorder.stop();

@@ -117,14 +117,14 @@ describe('MemoryLockStore', () => {
     it('deletes a key its owner releases', async () => {
       await store.tryAcquire(request(['a'], 't1'));
 
-      expect(await store.release(['a'], 't1')).toBe('released');
+      expect((await store.release(['a'], 't1')).result).toBe('released');
       expect(store.keys()).toEqual([]);
     });
 
     it('reports "stolen" and leaves the key alone when another owner holds it', async () => {
       await store.tryAcquire(request(['a'], 'other'));
 
-      expect(await store.release(['a'], 't1')).toBe('stolen');
+      expect((await store.release(['a'], 't1')).result).toBe('stolen');
       expect(await store.tryAcquire(request(['a'], 't2'))).toMatchObject({ acquired: false });
     });
 
@@ -132,19 +132,19 @@ describe('MemoryLockStore', () => {
       await store.tryAcquire(request(['a'], 't1', { ttl: 50 }));
       jest.advanceTimersByTime(50);
 
-      expect(await store.release(['a'], 't1')).toBe('expired');
+      expect((await store.release(['a'], 't1')).result).toBe('expired');
     });
 
     it('releases the keys still ours in a multi-key lock and reports the worst outcome', async () => {
       await store.tryAcquire(request(['a', 'b', 'c'], 't1'));
       store.forceDelete('b');
-      expect(await store.release(['a', 'b', 'c'], 't1')).toBe('expired');
+      expect((await store.release(['a', 'b', 'c'], 't1')).result).toBe('expired');
       expect(store.keys()).toEqual([]);
 
       await store.tryAcquire(request(['a', 'b', 'c'], 't2'));
       store.forceDelete('b');
       await store.tryAcquire(request(['b'], 'thief'));
-      expect(await store.release(['a', 'b', 'c'], 't2')).toBe('stolen');
+      expect((await store.release(['a', 'b', 'c'], 't2')).result).toBe('stolen');
       expect(store.keys()).toEqual(['b']);
     });
 
@@ -152,7 +152,7 @@ describe('MemoryLockStore', () => {
       await store.tryAcquire(request(['a'], 't1'));
       await store.release(['a'], 't1');
 
-      expect(await store.release(['a'], 't1')).toBe('expired');
+      expect((await store.release(['a'], 't1')).result).toBe('expired');
     });
   });
 

@@ -4,6 +4,7 @@ import type {
   ExtendResult,
   LeaseExtension,
   LockStore,
+  ReleaseReport,
   ReleaseResult,
 } from '../lock-store.interface.js';
 
@@ -32,7 +33,11 @@ export class MemoryLockStore implements LockStore {
     return { acquired: true, fences: keys.map((key) => this.nextFence(key)) };
   }
 
-  async release(keys: readonly string[], token: string): Promise<ReleaseResult> {
+  async release(keys: readonly string[], token: string): Promise<ReleaseReport> {
+    return { result: this.releaseKeys(keys, token), waitersElsewhere: false };
+  }
+
+  private releaseKeys(keys: readonly string[], token: string): ReleaseResult {
     let outcome: ReleaseResult = 'released';
     for (const key of keys) {
       const entry = this.live(key);

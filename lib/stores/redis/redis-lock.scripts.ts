@@ -49,23 +49,25 @@ return result
  * Compare-and-delete, then wake the waiters of each released key.
  * KEYS: the n lock keys. ARGV[1]: owner token; ARGV[2]: 'PUBLISH' or 'SPUBLISH';
  * ARGV[3..n+2]: the release channel of each key.
- * Returns 1 if every key was ours and is deleted, 0 if one had expired (and none was stolen),
- * -1 if another owner holds one (that key is left untouched).
+ * Returns {outcome, subscribers}: outcome 1 if every key was ours and is deleted, 0 if one had
+ * expired (and none was stolen), -1 if another owner holds one (that key is left untouched);
+ * subscribers: how many connections the notifications reached.
  */
 export const RELEASE = lua(`
 local outcome = 1
+local subscribers = 0
 for i = 1, #KEYS do
   local holder = redis.call('GET', KEYS[i])
   if holder == ARGV[1] then
     redis.call('DEL', KEYS[i])
-    redis.call(ARGV[2], ARGV[i + 2], '')
+    subscribers = subscribers + redis.call(ARGV[2], ARGV[i + 2], '')
   elseif holder then
     outcome = -1
   elseif outcome == 1 then
     outcome = 0
   end
 end
-return outcome
+return {outcome, subscribers}
 `);
 
 /**

@@ -6,7 +6,7 @@ import type {
   ExtendResult,
   LeaseExtension,
   LockStore,
-  ReleaseResult,
+  ReleaseReport,
 } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
 import { clusterSlot } from './cluster-slot.js';
@@ -107,14 +107,16 @@ export class RedisLockStore implements LockStore {
     return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
   }
 
-  async release(keys: readonly string[], token: string): Promise<ReleaseResult> {
+  async release(keys: readonly string[], token: string): Promise<ReleaseReport> {
     const publish = this.cluster ? 'SPUBLISH' : 'PUBLISH';
-    const reply = await runScript(this.client, RELEASE, keys, [
+    const channels = keys.map(channelOf);
+    const [code, subscribers] = (await runScript(this.client, RELEASE, keys, [
       token,
       publish,
-      ...keys.map(channelOf),
-    ]);
-    return outcome[reply as 1 | 0 | -1];
+      ...channels,
+    ])) as [1 | 0 | -1, number];
+    const ours = channels.filter((channel) => this.notifier.isSubscribed(channel)).length;
+    return { result: outcome[code], waitersElsewhere: subscribers > ours };
   }
 
   async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {

@@ -14,6 +14,7 @@ export class ReleaseNotifier {
   private readonly subscribing = new Map<string, Promise<unknown>>();
   private connection?: Subscriber;
   private readyOnce = false;
+  private closed = false;
 
   constructor(
     private readonly createConnection: () => Subscriber,
@@ -21,6 +22,7 @@ export class ReleaseNotifier {
   ) {}
 
   async subscribe(channel: string, listener: Listener): Promise<() => void> {
+    if (this.closed) throw new Error('the release notifier is closed');
     let set = this.listeners.get(channel);
     if (!set) {
       set = new Set();
@@ -40,7 +42,13 @@ export class ReleaseNotifier {
     return () => this.remove(channel, listener);
   }
 
+  /** Whether this process listens on `channel` (so a release's subscriber count includes it). */
+  isSubscribed(channel: string): boolean {
+    return this.listeners.has(channel);
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
     const connection = this.connection;
     this.connection = undefined;
     this.listeners.clear();

@@ -6,6 +6,7 @@ import type {
   ExtendResult,
   LeaseExtension,
   LockStore,
+  ReleaseReport,
   ReleaseResult,
 } from '../lock-store.interface.js';
 import { RedisLockStore } from '../redis/redis-lock.store.js';
@@ -70,12 +71,20 @@ export class RedlockLockStore implements LockStore {
     return { acquired: false, pttl: pttls.length > 0 ? Math.min(...pttls) : 0, nodes };
   }
 
-  async release(keys: readonly string[], token: string): Promise<ReleaseResult> {
+  async release(keys: readonly string[], token: string): Promise<ReleaseReport> {
     const answers = await askAll(this.nodes, this.settings.nodeTimeout, (node) =>
       node.release(keys, token),
     );
-    const results = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
-    if (results.length === 0) this.requireQuorum(answers, keys, 'release');
+    const reports = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
+    if (reports.length === 0) this.requireQuorum(answers, keys, 'release');
+    const waitersElsewhere = reports.some((report) => report.waitersElsewhere);
+    return {
+      result: this.releaseVerdict(reports.map((report) => report.result)),
+      waitersElsewhere,
+    };
+  }
+
+  private releaseVerdict(results: readonly ReleaseResult[]): ReleaseResult {
     const count = (result: ReleaseResult): number => results.filter((r) => r === result).length;
     if (count('released') >= this.settings.quorum) return 'released';
     return count('stolen') > 0 ? 'stolen' : count('released') > 0 ? 'released' : 'expired';
