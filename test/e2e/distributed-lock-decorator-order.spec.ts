@@ -20,12 +20,15 @@ import { post } from './support/http.js';
 describe('@DistributedLock keeps the metadata of the method it wraps', () => {
   const proto = DecoratorOrderController.prototype;
 
-  it.each(['above', 'below', 'guardedAbove', 'guardedBelow'] as const)(
-    'keeps the name of %s',
-    (method) => {
-      expect(proto[method].name).toBe(method);
-    },
-  );
+  it.each([
+    ['above', 2],
+    ['below', 2],
+    ['guardedAbove', 1],
+    ['guardedBelow', 1],
+  ] as const)('keeps the name and arity of %s', (method, arity) => {
+    expect(proto[method].name).toBe(method);
+    expect(proto[method].length).toBe(arity);
+  });
 
   it.each([
     ['above', 'above/:id'],

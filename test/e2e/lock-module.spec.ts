@@ -50,8 +50,8 @@ class LockConfig implements ConfigurableModuleOptionsFactory<
  * store to watch it close.
  */
 function storeClientOf(locks: LockService): Redis {
-  const engine = locks.engine as unknown as { config: { store: RedisLockStore } };
-  return engine.config.store.client as Redis;
+  const engine = locks.engine as unknown as { context: { store: RedisLockStore } };
+  return engine.context.store.client as Redis;
 }
 
 /** Resolves once `client` has ended, at once if it already has. */

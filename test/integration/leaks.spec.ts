@@ -120,8 +120,8 @@ describe('resource leaks', () => {
 
     const snapshot = async (): Promise<unknown> => {
       const notifier = (
-        engine as unknown as { config: { store: { notifier: { connection?: Redis } } } }
-      ).config.store.notifier;
+        engine as unknown as { context: { store: { notifier: { connection?: Redis } } } }
+      ).context.store.notifier;
       return {
         resources: countBy(process.getActiveResourcesInfo()),
         client: listenerCounts(client),

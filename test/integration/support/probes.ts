@@ -137,20 +137,18 @@ export function engineInternals(engine: LockEngine): {
   notifierPending: number;
 } {
   const inner = engine as unknown as {
-    queues: Map<unknown, unknown>;
-    held: Map<unknown, unknown>;
-    watchdog: { size: number };
-    config: {
+    context: {
       store: {
         notifier?: { listeners: Map<unknown, unknown>; subscribing: Map<unknown, unknown> };
       };
     };
   };
-  const notifier = inner.config.store.notifier;
+  const notifier = inner.context.store.notifier;
+  const { queues, held, watched } = engine.stats();
   return {
-    queues: inner.queues.size,
-    held: inner.held.size,
-    watched: inner.watchdog.size,
+    queues,
+    held,
+    watched,
     notifierChannels: notifier?.listeners.size ?? 0,
     notifierPending: notifier?.subscribing.size ?? 0,
   };

@@ -1,0 +1,63 @@
+import type { ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockStore } from '../stores/lock-store.interface.js';
+import { LockStoreError } from '../errors/lock.errors.js';
+import { LockEventBus, type LockEvent } from './lock.events.js';
+import { callStore } from './store-call.js';
+
+export interface LockEngineConfig {
+  readonly store: LockStore;
+  readonly keyPrefix: string;
+  readonly defaults: ResolvedLockOptions;
+  /** Longest a single store call may take before it fails with `LockStoreError`. */
+  readonly storeTimeout: number;
+  /** Longest sleep of a waiter that gets no release notification. */
+  readonly pollCap: number;
+  /** Status code carried by `LockBusyError`. */
+  readonly busyStatusCode: number;
+  /** Lets go of the store on `close()`: closes what the module created, leaves the user's open. */
+  readonly closeStore: () => Promise<void>;
+}
+
+type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
+
+/** What the engine's parts share: configuration, the event stream, bounded store calls. */
+export class EngineContext {
+  readonly bus = new LockEventBus();
+  closed = false;
+
+  constructor(readonly config: LockEngineConfig) {}
+
+  get store(): LockStore {
+    return this.config.store;
+  }
+
+  /** A store call bounded by `storeTimeout`; failures become `LockStoreError` and an event. */
+  storeCall<T>(
+    operation: Promise<T>,
+    key: string | undefined,
+    what: StoreOperation,
+    late?: (result: T) => void,
+  ): Promise<T> {
+    return callStore(operation, key, what, this.config.storeTimeout, late).catch((error: Error) => {
+      this.emit({ type: 'error', key, operation: what, error });
+      throw error;
+    });
+  }
+
+  /** Best-effort release of a lease nobody holds any more (a late or unwanted win). */
+  giveBack(keys: readonly string[], token: string): void {
+    this.store.release(keys, token).catch(() => undefined);
+  }
+
+  drift(ttl: number): number {
+    return this.store.drift?.(ttl) ?? 0;
+  }
+
+  emit(event: LockEvent): void {
+    if (this.bus.listening) this.bus.emit(event);
+  }
+}
+
+export function shutDown(key: string | undefined): LockStoreError {
+  return new LockStoreError(key, 'the lock service is shutting down; no new locks are granted.');
+}

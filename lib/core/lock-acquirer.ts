@@ -1,0 +1,185 @@
+import { LockBusyError } from '../errors/lock.errors.js';
+import type { NodeOutcome } from '../stores/lock-store.interface.js';
+import { shutDown, type EngineContext } from './engine-context.js';
+import type { Lock } from './lock.interface.js';
+import type { LockLeases } from './lock-leases.js';
+import type { LockRequest } from './lock-request.js';
+import { MAX_TTL } from './lock-options.validation.js';
+import { newLockToken } from './lock-token.js';
+import { WaitQueue, type AttemptOutcome, type Waiter } from './wait-queue.js';
+
+/**
+ * Takes locks: one attempt when nobody here waits, else a place in the key's local FIFO queue,
+ * bounded by the request's `wait` and `signal`.
+ */
+export class LockAcquirer {
+  private readonly queues = new Map<string, WaitQueue>();
+  /** Acquire attempts sent and not yet answered; shutdown waits for them. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** The per-node answers of a request's last failed attempt, for its `LockBusyError`. */
+  private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
+
+  constructor(
+    private readonly context: EngineContext,
+    private readonly leases: LockLeases,
+  ) {}
+
+  get queueCount(): number {
+    return this.queues.size;
+  }
+
+  async take(request: LockRequest): Promise<Lock> {
+    const { signal, wait } = request.options;
+    signal?.throwIfAborted();
+    if (this.context.closed) throw shutDown(request.label);
+    const queue = this.queueFor(request);
+    if (wait === 0 && queue.heldHere) throw this.busy(request);
+    if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
+    queue.beginOutsideAttempt();
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await this.attempt(request);
+    } catch (error) {
+      queue.endOutsideAttempt(false);
+      throw error;
+    }
+    if ('grant' in outcome) {
+      queue.endOutsideAttempt(true);
+      return this.leases.hold(request, queue, outcome.grant);
+    }
+    if (this.context.bus.listening) {
+      this.context.emit({ type: 'contended', key: request.label, pttl: outcome.pttl });
+    }
+    if (wait === 0) {
+      queue.endOutsideAttempt(false);
+      throw this.busy(request);
+    }
+    const waiting = this.enqueue(request, queue, true);
+    queue.endOutsideAttempt(false);
+    return waiting;
+  }
+
+  /** Fails every waiter and waits for attempts already sent (shutdown). */
+  async stop(error: Error): Promise<void> {
+    for (const queue of this.queues.values()) queue.failAll(error);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private enqueue(request: LockRequest, queue: WaitQueue, first: boolean): Promise<Lock> {
+    const { wait, signal } = request.options;
+    if (this.context.closed) return Promise.reject(shutDown(request.label));
+    return new Promise<Lock>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        waiter.settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const giveUp = (error: unknown): void => {
+        if (waiter.settled) return;
+        finish();
+        queue.withdraw(waiter);
+        reject(error);
+      };
+      const onAbort = (): void => giveUp(signal!.reason);
+      const waiter: Waiter & { settled: boolean } = {
+        settled: false,
+        attempt: () => this.attempt(request),
+        deliver: (grant) => {
+          finish();
+          try {
+            resolve(this.leases.hold(request, queue, grant));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        fail: (error) => {
+          finish();
+          reject(error);
+        },
+      };
+      const remaining = request.startedAt + wait - performance.now();
+      if (remaining < MAX_TTL) {
+        timer = setTimeout(() => giveUp(this.busy(request)), Math.max(1, remaining));
+      }
+      // The signal may have fired while the first attempt was in flight: no event comes then.
+      if (signal?.aborted) return giveUp(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.enqueue(waiter, first);
+    });
+  }
+
+  private attempt(request: LockRequest): Promise<AttemptOutcome> {
+    const attempt = this.attemptOnce(request);
+    this.inFlight.add(attempt);
+    return attempt.finally(() => this.inFlight.delete(attempt));
+  }
+
+  private async attemptOnce(request: LockRequest): Promise<AttemptOutcome> {
+    const { context } = this;
+    const { ttl, maxHold, fencing } = request.options;
+    const token = newLockToken();
+    const startedAt = performance.now();
+    const lease = { keys: request.fullKeys, token, ttl: Math.min(ttl, maxHold ?? ttl), fencing };
+    const result = await context.storeCall(
+      context.store.tryAcquire(lease),
+      request.label,
+      'acquire',
+      (late) => late.acquired && context.giveBack(request.fullKeys, token),
+    );
+    if (!result.acquired) {
+      if (result.nodes) this.lastNodes.set(request, result.nodes);
+      return { pttl: result.pttl };
+    }
+    const expiresAt = startedAt + ttl - context.drift(ttl);
+    return { grant: { token, fences: result.fences, startedAt, expiresAt } };
+  }
+
+  private queueFor(request: LockRequest): WaitQueue {
+    const id = request.fullKeys.join('\n');
+    let queue = this.queues.get(id);
+    if (queue) return queue;
+    const created: WaitQueue = new WaitQueue({
+      subscribe: (onRelease) => this.subscribe(request, onRelease),
+      discard: (grant) => this.context.giveBack(request.fullKeys, grant.token),
+      idle: () => {
+        if (this.queues.get(id) === created) this.queues.delete(id);
+      },
+      pollCap: this.context.config.pollCap,
+    });
+    this.queues.set(id, created);
+    return created;
+  }
+
+  private async subscribe(request: LockRequest, onRelease: () => void): Promise<() => void> {
+    const { context } = this;
+    const results = await Promise.allSettled(
+      request.fullKeys.map((key) =>
+        // A subscription confirmed after the timeout must still be undone, or it leaks.
+        context.storeCall(
+          context.store.subscribe(key, onRelease),
+          request.label,
+          'subscribe',
+          (late) => late(),
+        ),
+      ),
+    );
+    const unsubscribes = results.flatMap((result) =>
+      result.status === 'fulfilled' ? [result.value] : [],
+    );
+    const unsubscribeAll = (): void => unsubscribes.forEach((unsubscribe) => unsubscribe());
+    const failure = results.find((result) => result.status === 'rejected');
+    if (failure) {
+      unsubscribeAll();
+      throw failure.reason;
+    }
+    return unsubscribeAll;
+  }
+
+  private busy(request: LockRequest): LockBusyError {
+    const waited = performance.now() - request.startedAt;
+    this.context.emit({ type: 'busy', key: request.label, waited });
+    const { busyStatusCode } = this.context.config;
+    return new LockBusyError(request.label, waited, busyStatusCode, this.lastNodes.get(request));
+  }
+}
