@@ -1,4 +1,5 @@
 import { Inject, Optional } from '@nestjs/common';
+import { throwError } from 'rxjs';
 import { validateLockOptions } from '../core/lock-options.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import type {
@@ -43,7 +44,11 @@ export function DistributedLock(
     Optional()(target, LOCK_SERVICE);
     const locked = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
       const service = this?.[LOCK_SERVICE];
-      if (!(service instanceof LockService)) throw notManaged(method);
+      if (!(service instanceof LockService)) {
+        // Fail the way every other outcome arrives: as a rejection (or a stream error).
+        const error = notManaged(method);
+        return plan.returnsObservable ? throwError(() => error) : Promise.reject(error);
+      }
       return runLockedMethod(service.engine, plan, args, () =>
         (original as Method).apply(this, args),
       );

@@ -1,7 +1,6 @@
-import { Observable, type Subscription } from 'rxjs';
+import { isObservable, Observable, type Subscriber, type Subscription } from 'rxjs';
 import type { LockEngine } from '../core/lock-engine.js';
 import type { Lock } from '../core/lock.interface.js';
-import type { LockRequest } from '../core/lock-request.js';
 import { LockBusyError } from '../errors/lock.errors.js';
 import type { OnBusy } from '../interfaces/distributed-lock-options.interface.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
@@ -34,7 +33,7 @@ async function lockedCall(
   plan: LockedMethodPlan,
   args: unknown[],
   invoke: () => unknown,
-) {
+): Promise<unknown> {
   const request = engine.prepare(plan.resolveKeys(args, plan.method), plan.options);
   let lock: Lock;
   try {
@@ -42,52 +41,78 @@ async function lockedCall(
   } catch (error) {
     return whenBusy(plan, error, args);
   }
+  let result: unknown;
   try {
-    return await engine.runHolding(lock, request.fullKeys, invoke);
+    result = await engine.runHolding(lock, request.fullKeys, invoke);
   } finally {
     await lock.release().catch(() => undefined);
   }
+  // The return type was not visible (a type-only import, or a compiler without decorator
+  // metadata): the stream still runs under the lock, taken again when it is subscribed.
+  return isObservable(result) ? lockedStream(engine, plan, args, () => result) : result;
 }
 
-/** Holds the lock from subscription until complete, error or unsubscribe; each subscription locks anew. */
+/**
+ * Holds the lock from subscription until complete, error or unsubscribe; each subscription
+ * locks anew. Unsubscribing while waiting for the lock gives up the wait.
+ */
 function lockedStream(
   engine: LockEngine,
   plan: LockedMethodPlan,
   args: unknown[],
   invoke: () => unknown,
-) {
+): Observable<unknown> {
   return new Observable<unknown>((subscriber) => {
+    const cancel = new AbortController();
     let lock: Lock | undefined;
     let inner: Subscription | undefined;
-    let closed = false;
-    const release = (): void => {
-      lock?.release().catch(() => undefined);
+    const release = (): Promise<unknown> => {
+      const held = lock;
       lock = undefined;
+      return held ? held.release().catch(() => undefined) : Promise.resolve();
     };
-    const start = (request: LockRequest, held: Lock): void => {
-      if (closed) return void held.release().catch(() => undefined);
+    // The lock is gone by the time the subscriber hears the end, as with a Promise result.
+    const end = (notify: () => void): void => void release().then(notify);
+    const run = (held: Lock, fullKeys: readonly string[]): void => {
+      if (cancel.signal.aborted) return void held.release().catch(() => undefined);
       lock = held;
-      const source = engine.runHolding(held, request.fullKeys, invoke) as Observable<unknown>;
-      inner = source.subscribe({
-        next: (value) => subscriber.next(value),
-        error: (error: unknown) => (release(), subscriber.error(error)),
-        complete: () => (release(), subscriber.complete()),
-      });
+      // Subscribing inside the lock's context makes nested locked calls in the stream reentrant.
+      inner = engine.runHolding(held, fullKeys, () => subscribeTo(invoke(), subscriber, end));
     };
     try {
-      const request = engine.prepare(plan.resolveKeys(args, plan.method), plan.options);
-      engine.acquireRequest(request).then(
-        (held) => start(request, held),
-        (error: unknown) => busyStream(plan, error, args, subscriber),
-      );
+      const signals = [plan.options.signal, cancel.signal].filter((s): s is AbortSignal => !!s);
+      const options = { ...plan.options, signal: AbortSignal.any(signals) };
+      const request = engine.prepare(plan.resolveKeys(args, plan.method), options);
+      engine
+        .acquireRequest(request)
+        .then(
+          (held) => run(held, request.fullKeys),
+          (error: unknown) => cancel.signal.aborted || busyStream(plan, error, args, subscriber),
+        )
+        .catch((error: unknown) => end(() => subscriber.error(error)));
     } catch (error) {
       subscriber.error(error);
     }
     return () => {
-      closed = true;
+      cancel.abort();
       inner?.unsubscribe();
-      release();
+      void release();
     };
+  });
+}
+
+function subscribeTo(
+  source: unknown,
+  subscriber: Subscriber<unknown>,
+  end: (notify: () => void) => void,
+): Subscription {
+  if (!isObservable(source)) {
+    throw new TypeError('a method declared to return an Observable returned something else');
+  }
+  return source.subscribe({
+    next: (value) => subscriber.next(value),
+    error: (error: unknown) => end(() => subscriber.error(error)),
+    complete: () => end(() => subscriber.complete()),
   });
 }
 
@@ -95,16 +120,12 @@ function busyStream(
   plan: LockedMethodPlan,
   error: unknown,
   args: unknown[],
-  subscriber: { next(value: unknown): void; error(error: unknown): void; complete(): void },
+  subscriber: Subscriber<unknown>,
 ): void {
-  try {
-    const fallback = whenBusy(plan, error, args);
-    if (fallback instanceof Observable) return void fallback.subscribe(subscriber);
-    if (fallback !== undefined) subscriber.next(fallback);
-    subscriber.complete();
-  } catch (thrown) {
-    subscriber.error(thrown);
-  }
+  const fallback = whenBusy(plan, error, args);
+  if (isObservable(fallback)) return void fallback.subscribe(subscriber);
+  if (fallback !== undefined) subscriber.next(fallback);
+  subscriber.complete();
 }
 
 function whenBusy(plan: LockedMethodPlan, error: unknown, args: unknown[]): unknown {

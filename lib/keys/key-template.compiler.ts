@@ -19,6 +19,7 @@ const placeholderPattern = /^(\d+)((?:\.[A-Za-z0-9_$]+)*)$/;
  * tags, e.g. `'{{stock}}:{0}'` gives `{stock}:42`). A malformed template throws here.
  */
 export function compileKeyTemplate(template: string, where: string): KeyBuilder {
+  if (template.length === 0) throw templateError(template, where, 'it is empty; name the resource');
   const parts = parseTemplate(template, where);
   return (args, method) => {
     let key = '';
@@ -102,7 +103,8 @@ function shown(value: unknown): string {
   if (value === null) return 'null';
   if (value === '') return 'an empty string';
   if (typeof value === 'number') return String(value);
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}, not a string or number`;
+  if (Array.isArray(value)) return 'an array';
+  return `${typeof value === 'object' ? 'an' : 'a'} ${typeof value}, not a string or number`;
 }
 
 function templateError(template: string, where: string, problem: string): LockKeyError {

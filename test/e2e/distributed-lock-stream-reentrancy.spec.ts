@@ -1,12 +1,4 @@
-/**
- * Reproduction (fails today): inside the stream of an Observable-returning locked method, a call
- * to another method locked on the same key is not reentrant. `currentLock()` is only set while
- * the method body runs (`engine.runHolding(held, keys, invoke)` in
- * lib/decorators/locked-method.runner.ts); the returned Observable is subscribed outside that
- * context, so work done by the stream itself (defer, switchMap to a promise) runs without the
- * lock in its async context, waits for its own lock and fails with LockBusyError after `wait`.
- * Run: NODE_OPTIONS=--experimental-vm-modules npx jest --selectProjects integration --testMatch '<rootDir>/test/repro/*.repro.ts'
- */
+/** Work done by a locked stream itself (defer, switchMap) runs in the lock's context, so nested calls on the same key are reentrant. */
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { defer, firstValueFrom, Observable } from 'rxjs';

@@ -1,11 +1,4 @@
-/**
- * Reproduction (fails today): a decorated method declared to return an Observable that throws
- * before returning one. Expected: the subscriber gets the error and the lock is released.
- * Actual: the error escapes `start` inside `acquireRequest(...).then(...)` in
- * lib/decorators/locked-method.runner.ts as an unhandled rejection; the subscriber hears
- * nothing and the lock stays held until the subscriber unsubscribes.
- * Run: NODE_OPTIONS=--experimental-vm-modules npx jest --selectProjects integration --testMatch '<rootDir>/test/repro/*.repro.ts'
- */
+/** A locked Observable method that throws before returning: the subscriber gets the error, and the lock is released first. */
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 // A value import: with `import type`, design:returntype would be Object and the stream unlocked.
