@@ -180,6 +180,8 @@ export class LockAcquirer {
     const waited = performance.now() - request.startedAt;
     this.context.emit({ type: 'busy', key: request.label, waited });
     const { busyStatusCode } = this.context.config;
-    return new LockBusyError(request.label, waited, busyStatusCode, this.lastNodes.get(request));
+    const { wait } = request.options;
+    const nodes = this.lastNodes.get(request);
+    return new LockBusyError(request.label, { wait, waited, statusCode: busyStatusCode, nodes });
   }
 }

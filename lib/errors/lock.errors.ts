@@ -37,21 +37,28 @@ export abstract class LockError extends Error {
 /** The lock is held by someone else and could not be taken within `wait`. */
 export class LockBusyError extends LockError {
   readonly code = 'LOCK_BUSY';
+  /** The `wait` the acquire had, in ms (0: it tried once). */
+  readonly wait: number;
+  /** How long the acquire actually took, in ms. */
+  readonly waited: number;
+  /** How each node answered the last attempt, on a multi-node (Redlock) store. */
+  readonly nodes?: readonly NodeOutcome[];
 
   constructor(
     key: string,
-    /** How long the acquire waited, in ms. */
-    readonly waited: number,
-    statusCode = 409,
-    /** How each node answered the last attempt, on a multi-node (Redlock) store. */
-    readonly nodes?: readonly NodeOutcome[],
+    details: { wait: number; waited: number; statusCode?: number; nodes?: readonly NodeOutcome[] },
   ) {
     super(
-      `Lock "${key}" is busy: another holder kept it for the whole wait of ${Math.round(waited)} ms. ` +
-        'Retry later, or raise the `wait` option.',
+      details.wait === 0
+        ? `Lock "${key}" is busy: another holder has it. Retry later, or pass a \`wait\` to queue for it.`
+        : `Lock "${key}" is busy: another holder kept it for the whole wait of ${Math.round(details.waited)} ms. ` +
+            'Retry later, or raise the `wait` option.',
       key,
-      statusCode,
+      details.statusCode ?? 409,
     );
+    this.wait = details.wait;
+    this.waited = details.waited;
+    this.nodes = details.nodes;
   }
 }
 

@@ -1,0 +1,189 @@
+import { Redis } from 'ioredis';
+import type { LockEngine } from '../../lib/core/lock-engine.js';
+import { LockError, LockStoreError } from '../../lib/errors/lock.errors.js';
+import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { reportFigures } from '../harness/figures.js';
+import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
+import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
+import { errorOf } from '../harness/wait-until.js';
+import { callsBetween, commandCalls, recordEvents, waitFor } from './support/probes.js';
+
+/** How many nodes hold `key` right now, read directly (not through the proxies). */
+async function holders(inspect: readonly Redis[], key: string): Promise<number> {
+  const found = await Promise.all(inspect.map((client) => client.exists(key)));
+  return found.reduce((sum, n) => sum + n, 0);
+}
+
+/** Polls until stopped, keeping the most nodes seen holding `key` at once. */
+function watchHolders(inspect: readonly Redis[], key: string) {
+  let running = true;
+  const watch = {
+    most: 0,
+    stop: async (): Promise<void> => {
+      running = false;
+      await polling;
+    },
+  };
+  const polling = (async () => {
+    while (running) {
+      // A failed test may leave it running until the clients close: then it just ends.
+      const seen = await holders(inspect, key).catch(() => ((running = false), 0));
+      watch.most = Math.max(watch.most, seen);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  return watch;
+}
+
+// Redlock counts a lock only if a majority took it with time to spare on the lease. Here the
+// nodes answer late (a delaying proxy in front of each) or not at all (SIGSTOP).
+describe('Redlock when nodes answer late', () => {
+  let fleet: RedisFleet;
+  let proxies: TcpDelayProxy[];
+  let inspect: Redis[];
+  const clients: Redis[] = [];
+  const engines: LockEngine[] = [];
+
+  /** An engine whose node clients go through the proxies, warmed up with the delay off. */
+  async function engineThroughProxies(): Promise<LockEngine> {
+    const nodes = proxies.map((proxy) => {
+      const client = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 1 });
+      client.on('error', () => undefined);
+      return client;
+    });
+    clients.push(...nodes);
+    return warm(createLockEngine({ redlock: nodes, storeTimeout: 5_000 }));
+  }
+
+  /** Connected and scripts loaded, so the timed attempt is one round trip per node. */
+  async function warm(engine: LockEngine): Promise<LockEngine> {
+    engines.push(engine);
+    await (await engine.acquire('warm-up')).release();
+    return engine;
+  }
+
+  beforeAll(async () => {
+    fleet = await startRedisFleet(5);
+    proxies = await Promise.all(fleet.ports.map((port) => TcpDelayProxy.start(port)));
+    inspect = fleet.clients();
+  });
+
+  afterEach(async () => {
+    for (const proxy of proxies) proxy.setDelay(0);
+    for (const server of fleet.servers) server.resume();
+    await Promise.all(engines.splice(0).map((engine) => engine.close()));
+    for (const client of clients.splice(0)) client.disconnect();
+    await Promise.all(inspect.map((client) => client.flushall()));
+  });
+
+  afterAll(async () => {
+    for (const client of inspect ?? []) client.disconnect();
+    await Promise.all((proxies ?? []).map((proxy) => proxy.close()));
+    await fleet?.stopAll();
+  });
+
+  it('never reports as acquired a lock whose nodes answer after its ttl, and leaves no key behind', async () => {
+    const locks = await engineThroughProxies();
+    const events = recordEvents(locks);
+    const watch = watchHolders(inspect, 'lock:slow');
+    // Each node takes the key 150 ms after the request and answers at 300 ms: past the 100 ms
+    // lease, and past the 10 ms Redlock allows a node for that lease.
+    for (const proxy of proxies) proxy.setDelay(150);
+    const startedAt = performance.now();
+
+    const error = await errorOf(() => locks.acquire('slow', { ttl: 100, wait: 0 }));
+
+    const failedAfter = performance.now() - startedAt;
+    // Every node does take it, too late to count.
+    await waitFor('the key to land on all 5 nodes', () => watch.most === 5, 3_000);
+    await watch.stop();
+    events.stop();
+    reportFigures('redlock, nodes answering after the ttl', {
+      failedAfterMs: Math.round(failedAfter),
+    });
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as LockStoreError).nodes?.map(({ outcome }) => outcome)).toEqual(
+      proxies.map(() => 'failed'),
+    );
+    expect(events.events.filter((event) => event.type === 'acquired')).toEqual([]);
+    expect(locks.heldCount).toBe(0);
+    await waitFor(
+      'no node to hold the key',
+      async () => (await holders(inspect, 'lock:slow')) === 0,
+    );
+  });
+
+  it('gives the key back on each late node at once, not when its lease ends', async () => {
+    const locks = await engineThroughProxies();
+    // Late for Redlock's 100 ms per node, early for the 5 s lease.
+    for (const proxy of proxies) proxy.setDelay(300);
+
+    const error = await errorOf(() => locks.acquire('late', { ttl: 5_000, wait: 0 }));
+
+    expect(error).toBeInstanceOf(LockStoreError);
+    await waitFor('the key to land on every node', async () =>
+      (await holders(inspect, 'lock:late')) === 5 ? true : undefined,
+    );
+    const landedAt = performance.now();
+    await waitFor(
+      'every node to be given the key back',
+      async () => (await holders(inspect, 'lock:late')) === 0,
+      3_000,
+    );
+    const heldFor = performance.now() - landedAt;
+    reportFigures('redlock, late node key given back after (ms)', { heldFor: Math.round(heldFor) });
+    expect(heldFor).toBeLessThan(3_000);
+  });
+
+  it('with 3 of 5 nodes frozen (SIGSTOP), fails with LockStoreError and cleans up once they wake', async () => {
+    const locks = await warm(createLockEngine({ redlock: track(fleet.clients()) }));
+    const frozen = fleet.servers.slice(0, 3);
+    const before = await Promise.all(inspect.slice(0, 3).map(commandCalls));
+    for (const server of frozen) server.pause();
+
+    const error = await errorOf(() => locks.acquire('frozen', { ttl: 10_000, wait: 0 }));
+    for (const server of frozen) server.resume();
+
+    expect(error).toBeInstanceOf(LockStoreError);
+    expect((error as LockStoreError).nodes?.map(({ outcome }) => outcome)).toEqual([
+      'failed',
+      'failed',
+      'failed',
+      'acquired',
+      'acquired',
+    ]);
+    // Woken, the frozen nodes run the acquire they had been sent, then the give-back.
+    await waitFor('the woken nodes to run the queued acquire and its give-back', async () => {
+      const after = await Promise.all(inspect.slice(0, 3).map(commandCalls));
+      return before.every((calls, i) => (callsBetween(calls, after[i]!).evalsha ?? 0) >= 2);
+    });
+    await waitFor(
+      'no node to hold the key',
+      async () => (await holders(inspect, 'lock:frozen')) === 0,
+    );
+  });
+
+  it('does not grant a lock whose attempt outlived its ttl because this process stalled', async () => {
+    const locks = await warm(createLockEngine({ redlock: track(fleet.clients()) }));
+
+    const attempt = locks.acquire('stalled', { ttl: 100, wait: 0 });
+    // The requests are on the wire; the answers come back while the loop is blocked.
+    const blockedUntil = performance.now() + 150;
+    while (performance.now() < blockedUntil);
+    const error = await errorOf(() => attempt);
+
+    // Not granted. Redlock calls a majority that came too late "not acquired", so this reads
+    // as busy, though nobody holds the lock.
+    expect(error).toBeInstanceOf(LockError);
+    expect(locks.heldCount).toBe(0);
+    await waitFor(
+      'no node to hold the key',
+      async () => (await holders(inspect, 'lock:stalled')) === 0,
+    );
+  });
+
+  function track(created: Redis[]): Redis[] {
+    clients.push(...created);
+    return created;
+  }
+});
