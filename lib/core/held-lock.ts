@@ -39,7 +39,9 @@ export class HeldLock implements Lock, WatchedLease {
   expiresAt: number;
   private state: 'held' | 'released' | 'lost' = 'held';
   private releasing?: Promise<ReleaseResult>;
-  private readonly controller = new AbortController();
+  /** Made on first use of `signal`: most locks are released without anyone listening. */
+  private controller?: AbortController;
+  private lossError?: LockLostError;
 
   constructor(
     private readonly keeper: LeaseKeeper,
@@ -61,6 +63,10 @@ export class HeldLock implements Lock, WatchedLease {
   }
 
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.lossError) this.controller.abort(this.lossError);
+    }
     return this.controller.signal;
   }
 
@@ -101,7 +107,8 @@ export class HeldLock implements Lock, WatchedLease {
   markLost(reason: LockLossReason): boolean {
     if (this.state !== 'held') return false;
     this.state = 'lost';
-    this.controller.abort(new LockLostError(this.key, reason));
+    this.lossError = new LockLostError(this.key, reason);
+    this.controller?.abort(this.lossError);
     return true;
   }
 }

@@ -46,19 +46,17 @@ export class LeaseWatchdog {
   }
 
   add(lease: WatchedLease): void {
-    this.leases.set(lease, {
-      renewAt: performance.now() + interval(lease),
-      renewing: false,
-      unreachable: false,
-    });
-    this.schedule();
+    const renewAt = performance.now() + interval(lease);
+    this.leases.set(lease, { renewAt, renewing: false, unreachable: false });
+    this.arm(lease.autoRenew ? Math.min(renewAt, lease.expiresAt) : lease.expiresAt);
   }
 
   /** Re-arms a lease renewed outside the watchdog (a manual `extend`). */
   touch(lease: WatchedLease): void {
     const entry = this.leases.get(lease);
-    if (entry) entry.renewAt = performance.now() + interval(lease);
-    this.schedule();
+    if (!entry) return;
+    entry.renewAt = performance.now() + interval(lease);
+    this.arm(Math.min(entry.renewAt, lease.expiresAt));
   }
 
   delete(lease: WatchedLease): void {
@@ -131,6 +129,7 @@ export class LeaseWatchdog {
     entry.renewAt = performance.now() + Math.max(10, interval(lease) / 4);
   }
 
+  /** Recomputes the next wake-up from every lease (after a tick or a renewal answer). */
   private schedule(): void {
     let next = Infinity;
     const now = performance.now();
@@ -140,11 +139,16 @@ export class LeaseWatchdog {
         : lease.expiresAt;
       if (at < next) next = at;
     }
-    if (next === Infinity) return this.stopTimer();
-    if (this.timer && this.timerAt <= next) return;
     this.stopTimer();
-    this.timerAt = next;
-    this.timer = setTimeout(() => this.tick(), Math.max(0, next - now));
+    this.arm(next);
+  }
+
+  /** Makes sure the timer fires by `at`; cheap when it already does, as for most new leases. */
+  private arm(at: number): void {
+    if (at === Infinity || (this.timer && this.timerAt <= at)) return;
+    this.stopTimer();
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.tick(), Math.max(0, at - performance.now()));
     this.timer.unref();
   }
 

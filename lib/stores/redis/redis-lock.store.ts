@@ -96,15 +96,35 @@ export class RedisLockStore implements LockStore {
   }
 
   async tryAcquire({ keys, token, ttl, fencing }: AcquireRequest): Promise<AcquireAttempt> {
+    const reply =
+      fencing || keys.length > 1
+        ? await this.acquireByScript(keys, token, ttl, fencing)
+        : await this.acquireBySet(keys[0], token, ttl);
+    if (reply[0] !== 1) return { acquired: false, pttl: reply[1] };
+    if (this.options.replicas) await this.awaitReplicas(keys, token, this.options.replicas);
+    return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
+  }
+
+  /** The common case, as plain `SET NX PX`: no script to run. The holder's lease is read only when busy. */
+  private async acquireBySet(key: string, token: string, ttl: number): Promise<number[]> {
+    if ((await this.client.set(key, token, 'PX', ttl, 'NX')) === 'OK') return [1];
+    const pttl = await this.client.pttl(key);
+    // -2: released in between, so try again at once.
+    return [0, pttl === -2 ? 0 : pttl];
+  }
+
+  private async acquireByScript(
+    keys: readonly string[],
+    token: string,
+    ttl: number,
+    fencing: boolean,
+  ): Promise<number[]> {
     const scriptKeys = fencing ? [...keys, ...keys.map(fenceKeyOf)] : keys;
-    const reply = (await runScript(this.client, ACQUIRE, scriptKeys, [
+    return (await runScript(this.client, ACQUIRE, scriptKeys, [
       token,
       ttl,
       fencing ? '1' : '0',
     ])) as number[];
-    if (reply[0] !== 1) return { acquired: false, pttl: reply[1] };
-    if (this.options.replicas) await this.awaitReplicas(keys, token, this.options.replicas);
-    return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
   }
 
   async release(keys: readonly string[], token: string): Promise<ReleaseReport> {
