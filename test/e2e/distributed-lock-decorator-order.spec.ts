@@ -6,15 +6,12 @@ import {
   METHOD_METADATA,
   PATH_METADATA,
 } from '@nestjs/common/constants.js';
-import type { Redis } from 'ioredis';
 import request from 'supertest';
-import { RedisServer } from '../harness/redis-server.js';
-import { DecoratorAppModule } from '../fixtures/decorator-app/decorator-app.module.js';
 import { DecoratorOrderController } from '../fixtures/decorator-app/decorator-order.controller.js';
 import { EnvelopeInterceptor, TokenGuard } from '../fixtures/decorator-app/enhancers.js';
 import { gate } from '../fixtures/decorator-app/hold-policies.js';
-import { PLATFORMS, startHttpApp, type HttpApp } from '../fixtures/decorator-app/http-app.js';
-import { Probe } from '../fixtures/decorator-app/probe.js';
+import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
+import { useDecoratorApp } from './support/decorator-app.js';
 import { post } from './support/http.js';
 
 describe('@DistributedLock keeps the metadata of the method it wraps', () => {
@@ -51,40 +48,24 @@ describe('@DistributedLock keeps the metadata of the method it wraps', () => {
 });
 
 describe.each(PLATFORMS)('@DistributedLock above or below the route decorator (%s)', (platform) => {
-  let redis: RedisServer;
-  let client: Redis;
-  let probe: Probe;
-  let http: HttpApp;
-
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
-    probe = new Probe();
-    http = await startHttpApp(DecoratorAppModule.register({ redis: redis.url }, probe), platform);
-  });
-
-  afterAll(async () => {
-    await http?.app.close();
-    await client?.quit();
-    await redis?.stop();
-  });
+  const fixture = useDecoratorApp(platform);
 
   it.each(['above', 'below'])('routes and locks with @DistributedLock %s @Post()', async (side) => {
     const path = `/decorator-order/${side}/o1`;
     const [holder, contender] = [`${side}:holder`, `${side}:contender`];
     const door = gate();
-    probe.hold = (label) => (label === holder ? door.hold() : Promise.resolve());
+    fixture.probe.hold = (label) => (label === holder ? door.hold() : Promise.resolve());
 
-    const holderResponse = post(http.url, path, holder);
-    expect(await probe.entered(holder)).toBe(true);
-    expect(await client.exists(`lock:${side}:o1`)).toBe(1);
-    const contenderResponse = await post(http.url, path, contender);
+    const holderResponse = post(fixture.url, path, holder);
+    expect(await fixture.probe.entered(holder)).toBe(true);
+    expect(await fixture.client.exists(`lock:${side}:o1`)).toBe(1);
+    const contenderResponse = await post(fixture.url, path, contender);
     door.release();
 
     expect(contenderResponse.status).toBe(409);
     expect((await holderResponse).status).toBe(201);
     expect((await holderResponse).body).toEqual({ id: 'o1', key: `${side}:o1` });
-    expect(await client.exists(`lock:${side}:o1`)).toBe(0);
+    expect(await fixture.client.exists(`lock:${side}:o1`)).toBe(0);
   });
 
   describe.each([
@@ -92,7 +73,7 @@ describe.each(PLATFORMS)('@DistributedLock above or below the route decorator (%
     ['below', 'guarded-below'],
   ])('with guards, pipes and interceptors, @DistributedLock %s @Post()', (_side, route) => {
     const call = (id: string, token?: string) => {
-      const pending = request(http.url).post(`/decorator-order/${route}/${id}`);
+      const pending = request(fixture.url).post(`/decorator-order/${route}/${id}`);
       return token === undefined ? pending : pending.set('x-token', token);
     };
 
@@ -100,14 +81,14 @@ describe.each(PLATFORMS)('@DistributedLock above or below the route decorator (%
       const response = await call('7');
 
       expect(response.status).toBe(403);
-      expect(probe.notesOf(route)).toEqual([]);
+      expect(fixture.probe.notesOf(route)).toEqual([]);
     });
 
     it('runs the pipes first: a rejected argument never runs the method', async () => {
       const response = await call('seven', 'letmein');
 
       expect(response.status).toBe(400);
-      expect(probe.notesOf(route)).toEqual([]);
+      expect(fixture.probe.notesOf(route)).toEqual([]);
     });
 
     it('locks on the piped argument, and the interceptor wraps the result', async () => {
@@ -115,7 +96,7 @@ describe.each(PLATFORMS)('@DistributedLock above or below the route decorator (%
 
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ data: { id: 7, type: 'number', key: 'guarded:7' } });
-      expect(probe.notesOf(route)).toEqual(['guarded:7']);
+      expect(fixture.probe.notesOf(route)).toEqual(['guarded:7']);
     });
   });
 });

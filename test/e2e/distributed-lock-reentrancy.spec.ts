@@ -1,49 +1,29 @@
-import type { Redis } from 'ioredis';
 import { reportFigures } from '../harness/figures.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { AccountsService } from '../fixtures/decorator-app/accounts.js';
-import { DecoratorAppModule } from '../fixtures/decorator-app/decorator-app.module.js';
-import { PLATFORMS, startHttpApp, type HttpApp } from '../fixtures/decorator-app/http-app.js';
-import { Probe } from '../fixtures/decorator-app/probe.js';
+import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
+import { useDecoratorApp } from './support/decorator-app.js';
 import { post } from './support/http.js';
 
 // The fixture's locks wait 1 s: a call chain that blocked on its own lock would fail with 409
 // after that, so a 201 well within it means the nested calls never waited.
 describe.each(PLATFORMS)('reentrant @DistributedLock calls (%s)', (platform) => {
-  let redis: RedisServer;
-  let client: Redis;
-  let http: HttpApp;
-
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
-    http = await startHttpApp(
-      DecoratorAppModule.register({ redis: redis.url }, new Probe()),
-      platform,
-    );
-  });
-
-  afterAll(async () => {
-    await http?.app.close();
-    await client?.quit();
-    await redis?.stop();
-  });
+  const fixture = useDecoratorApp(platform);
 
   it('completes A → B → A on the same key without deadlock, under one lock and fence', async () => {
     const startedAt = performance.now();
-    const response = await post(http.url, '/accounts/acc1/transfer');
+    const response = await post(fixture.url, '/accounts/acc1/transfer');
     const elapsed = performance.now() - startedAt;
 
     expect(response.status).toBe(201);
     const { outer, middle, innermost } = response.body as Record<string, unknown>;
     expect(typeof outer).toBe('number');
     expect([middle, innermost]).toEqual([outer, outer]);
-    expect(await client.exists('lock:account:acc1')).toBe(0);
+    expect(await fixture.client.exists('lock:account:acc1')).toBe(0);
     reportFigures(`${platform} reentrant A→B→A`, { ms: Math.round(elapsed) });
   });
 
   it('takes a new fence for each outermost call', async () => {
-    const accounts = http.app.get(AccountsService);
+    const accounts = fixture.app.get(AccountsService);
 
     const first = await accounts.transfer('acc2');
     const second = await accounts.transfer('acc2');
@@ -53,7 +33,7 @@ describe.each(PLATFORMS)('reentrant @DistributedLock calls (%s)', (platform) => 
   });
 
   it('keeps concurrent outermost calls on one key apart: each chain is reentrant only to itself', async () => {
-    const accounts = http.app.get(AccountsService);
+    const accounts = fixture.app.get(AccountsService);
 
     const results = await Promise.all([accounts.transfer('acc3'), accounts.transfer('acc3')]);
 

@@ -1,41 +1,24 @@
-import type { Redis } from 'ioredis';
 import type { Subscription } from 'rxjs';
 import request from 'supertest';
 import { reportFigures } from '../harness/figures.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/wait-until.js';
-import { DecoratorAppModule } from '../fixtures/decorator-app/decorator-app.module.js';
 import { FeedController, FeedHub } from '../fixtures/decorator-app/feed.controller.js';
-import { PLATFORMS, startHttpApp, type HttpApp } from '../fixtures/decorator-app/http-app.js';
-import { Probe } from '../fixtures/decorator-app/probe.js';
+import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
+import { useDecoratorApp } from './support/decorator-app.js';
 import { openSse } from './support/sse-client.js';
 
 describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform) => {
-  let redis: RedisServer;
-  let client: Redis;
-  let http: HttpApp;
+  const fixture = useDecoratorApp(platform);
   let hub: FeedHub;
 
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
-    http = await startHttpApp(
-      DecoratorAppModule.register({ redis: redis.url }, new Probe()),
-      platform,
-    );
-    hub = http.app.get(FeedHub);
+  beforeAll(() => {
+    hub = fixture.app.get(FeedHub);
   });
 
-  afterAll(async () => {
-    await http?.app.close();
-    await client?.quit();
-    await redis?.stop();
-  });
-
-  const isLocked = async (id: string) => (await client.exists(`lock:feed:${id}`)) === 1;
+  const isLocked = async (id: string) => (await fixture.client.exists(`lock:feed:${id}`)) === 1;
 
   it('holds the lock while the stream is open and releases it when the stream completes', async () => {
-    const stream = await openSse(`${http.url}/feed/f1`);
+    const stream = await openSse(`${fixture.url}/feed/f1`);
     expect(stream.status).toBe(200);
     expect(await stream.next()).toEqual({ fence: 1 });
     expect(await isLocked('f1')).toBe(true);
@@ -53,10 +36,10 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
   });
 
   it('refuses a second stream on the same key while the first is open', async () => {
-    const first = await openSse(`${http.url}/feed/f2`);
+    const first = await openSse(`${fixture.url}/feed/f2`);
     expect(await first.next()).toEqual({ fence: 1 });
 
-    const second = await request(http.url).get('/feed/f2');
+    const second = await request(fixture.url).get('/feed/f2');
 
     expect(second.status).toBe(409);
     expect(second.body.message).toContain('Lock "feed:f2" is busy');
@@ -66,7 +49,7 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
   });
 
   it('releases the lock when the client disconnects', async () => {
-    const stream = await openSse(`${http.url}/feed/f3`);
+    const stream = await openSse(`${fixture.url}/feed/f3`);
     expect(await stream.next()).toEqual({ fence: 1 });
     expect(await isLocked('f3')).toBe(true);
 
@@ -86,7 +69,7 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
   it('takes the lock again, with a new fence, for each new stream', async () => {
     const fences: unknown[] = [];
     for (let round = 0; round < 2; round++) {
-      const stream = await openSse(`${http.url}/feed/f4`);
+      const stream = await openSse(`${fixture.url}/feed/f4`);
       fences.push(await stream.next());
       hub.latest('f4').complete();
       await stream.ended;
@@ -98,30 +81,16 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
 });
 
 describe('@DistributedLock on a method returning an Observable', () => {
-  let redis: RedisServer;
-  let client: Redis;
-  let http: HttpApp;
+  const fixture = useDecoratorApp('express');
   let hub: FeedHub;
   let feed: FeedController;
 
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
-    http = await startHttpApp(
-      DecoratorAppModule.register({ redis: redis.url }, new Probe()),
-      'express',
-    );
-    hub = http.app.get(FeedHub);
-    feed = http.app.get(FeedController);
+  beforeAll(() => {
+    hub = fixture.app.get(FeedHub);
+    feed = fixture.app.get(FeedController);
   });
 
-  afterAll(async () => {
-    await http?.app.close();
-    await client?.quit();
-    await redis?.stop();
-  });
-
-  const isLocked = async (id: string) => (await client.exists(`lock:feed:${id}`)) === 1;
+  const isLocked = async (id: string) => (await fixture.client.exists(`lock:feed:${id}`)) === 1;
 
   it('takes the lock on subscription, not when the method is called', async () => {
     const stream = feed.stream('o1');

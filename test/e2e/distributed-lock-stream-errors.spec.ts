@@ -1,10 +1,9 @@
 /** A locked Observable method that throws before returning: the subscriber gets the error, and the lock is released first. */
-import { Injectable, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Injectable } from '@nestjs/common';
 // A value import: with `import type`, design:returntype would be Object and the stream unlocked.
 import { Observable } from 'rxjs';
-import { DistributedLock, LockModule } from '../../lib/index.js';
-import { RedisServer } from '../harness/redis-server.js';
+import { DistributedLock } from '../../lib/index.js';
+import { withLockContext } from './support/lock-context.js';
 
 @Injectable()
 class Feeds {
@@ -14,13 +13,8 @@ class Feeds {
   }
 }
 
-it('passes a synchronous throw of an Observable method to the subscriber and unlocks', async () => {
-  const redis = await RedisServer.start();
-  @Module({ imports: [LockModule.forRoot({ redis: redis.url })], providers: [Feeds] })
-  class AppModule {}
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
-  const client = redis.client();
-  try {
+it('passes a synchronous throw of an Observable method to the subscriber and unlocks', () =>
+  withLockContext([Feeds], async ({ app, client }) => {
     const error = await new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('the subscriber never got an error')), 2_000);
       app
@@ -30,9 +24,4 @@ it('passes a synchronous throw of an Observable method to the subscriber and unl
     });
     expect((error as Error).message).toBe('no such feed');
     expect(await client.exists('lock:feed:f1')).toBe(0);
-  } finally {
-    await app.close();
-    await client.quit();
-    await redis.stop();
-  }
-});
+  }));

@@ -1,9 +1,8 @@
 /** Work done by a locked stream itself (defer, switchMap) runs in the lock's context, so nested calls on the same key are reentrant. */
-import { Injectable, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Injectable } from '@nestjs/common';
 import { defer, firstValueFrom, Observable } from 'rxjs';
-import { currentLock, DistributedLock, LockModule } from '../../lib/index.js';
-import { RedisServer } from '../harness/redis-server.js';
+import { currentLock, DistributedLock } from '../../lib/index.js';
+import { withLockContext } from './support/lock-context.js';
 
 @Injectable()
 class Reports {
@@ -18,15 +17,7 @@ class Reports {
   }
 }
 
-it('lets the stream of a locked Observable method re-enter its own lock', async () => {
-  const redis = await RedisServer.start();
-  @Module({ imports: [LockModule.forRoot({ redis: redis.url })], providers: [Reports] })
-  class AppModule {}
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
-  try {
+it('lets the stream of a locked Observable method re-enter its own lock', () =>
+  withLockContext([Reports], async ({ app }) => {
     await expect(firstValueFrom(app.get(Reports).stream('r1'))).resolves.toBe('report:r1');
-  } finally {
-    await app.close();
-    await redis.stop();
-  }
-});
+  }));

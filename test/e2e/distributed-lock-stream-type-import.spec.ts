@@ -3,11 +3,11 @@
  * decorator cannot see the Observable return type. The call then resolves to an Observable that
  * still takes the lock per subscription, rather than a stream that runs unlocked.
  */
-import { Injectable, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
 import { firstValueFrom, isObservable, timer, map, type Observable } from 'rxjs';
-import { DistributedLock, LockModule } from '../../lib/index.js';
-import { RedisServer } from '../harness/redis-server.js';
+import { DistributedLock } from '../../lib/index.js';
+import { withLockContext } from './support/lock-context.js';
 
 @Injectable()
 class Feeds {
@@ -17,13 +17,8 @@ class Feeds {
   }
 }
 
-it('locks a stream per subscription even when Observable is a type-only import', async () => {
-  const redis = await RedisServer.start();
-  @Module({ imports: [LockModule.forRoot({ redis: redis.url })], providers: [Feeds] })
-  class AppModule {}
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
-  const client = redis.client();
-  try {
+it('locks a stream per subscription even when Observable is a type-only import', () =>
+  withLockContext([Feeds], async ({ app, client }) => {
     expect(Reflect.getMetadata('design:returntype', Feeds.prototype, 'open')).toBe(Object);
     const stream = (await app.get(Feeds).open('f1')) as unknown;
     expect(isObservable(stream)).toBe(true);
@@ -34,17 +29,9 @@ it('locks a stream per subscription even when Observable is a type-only import',
     expect(heldWhileRunning).toBe(true);
     expect(await value).toBe('f1');
     expect(await client.exists('lock:feed:f1')).toBe(0);
-  } finally {
-    await app.close();
-    await client.quit();
-    await redis.stop();
-  }
-});
+  }));
 
-async function waitForKey(
-  client: ReturnType<RedisServer['client']>,
-  key: string,
-): Promise<boolean> {
+async function waitForKey(client: Redis, key: string): Promise<boolean> {
   const deadline = performance.now() + 1_000;
   while (performance.now() < deadline) {
     if ((await client.exists(key)) === 1) return true;

@@ -1,10 +1,8 @@
-import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { DistributedLock, LockKeyError, type LockKeySource } from '../../lib/index.js';
-import { RedisServer } from '../harness/redis-server.js';
-import { DecoratorAppModule } from '../fixtures/decorator-app/decorator-app.module.js';
-import { PLATFORMS, startHttpApp, type HttpApp } from '../fixtures/decorator-app/http-app.js';
-import { Probe } from '../fixtures/decorator-app/probe.js';
+import { scanKeys } from '../harness/scan-keys.js';
+import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
+import { useDecoratorApp } from './support/decorator-app.js';
 
 /** Defines a class whose method is locked on `key`: malformed templates must fail right here. */
 function defineCartService(key: LockKeySource) {
@@ -37,17 +35,6 @@ const BAD_CHECKOUTS: [string, object, string, string][] = [
   ['an empty cart', { user: { id: 7 }, cart: '' }, '{0.cart}', 'an empty string'],
 ];
 
-async function allKeys(client: Redis): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await client.scan(cursor, 'COUNT', 1000);
-    keys.push(...batch);
-    cursor = next;
-  } while (cursor !== '0');
-  return keys;
-}
-
 describe('a malformed key template', () => {
   it.each(['seckill:{0', 'a:{x}', 'a}', 'a:{}', 'a:{0.}', ['ok:{0}', 'bad:{1']])(
     'fails when the decorator is applied: %j',
@@ -66,30 +53,14 @@ describe('a malformed key template', () => {
 });
 
 describe.each(PLATFORMS)('key templates over HTTP (%s)', (platform) => {
-  let redis: RedisServer;
-  let client: Redis;
-  let probe: Probe;
-  let http: HttpApp;
-
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
-    probe = new Probe();
-    http = await startHttpApp(DecoratorAppModule.register({ redis: redis.url }, probe), platform);
-  });
-
-  afterAll(async () => {
-    await http?.app.close();
-    await client?.quit();
-    await redis?.stop();
-  });
+  const fixture = useDecoratorApp(platform);
 
   it('locks on the values the template picks out of the arguments', async () => {
-    const checkout = await request(http.url)
+    const checkout = await request(fixture.url)
       .post('/templates/checkout')
       .send({ user: { id: 7 }, cart: 'c1' });
-    const number = await request(http.url).post('/templates/number').query({ n: '5' });
-    const hashTag = await request(http.url).post('/templates/hash-tag').query({ sku: '42' });
+    const number = await request(fixture.url).post('/templates/number').query({ n: '5' });
+    const hashTag = await request(fixture.url).post('/templates/hash-tag').query({ sku: '42' });
 
     expect(checkout.status).toBe(201);
     expect(checkout.body).toEqual({ key: 'cart:7:c1', fence: 1 });
@@ -100,16 +71,16 @@ describe.each(PLATFORMS)('key templates over HTTP (%s)', (platform) => {
   it.each(BAD_CHECKOUTS)(
     'answers 400 naming the placeholder for %s, without running the method',
     async (_, body, placeholder, shown) => {
-      const before = probe.notesOf('checkout').length;
+      const before = fixture.probe.notesOf('checkout').length;
 
-      const response = await request(http.url).post('/templates/checkout').send(body);
+      const response = await request(fixture.url).post('/templates/checkout').send(body);
 
       expect(response.status).toBe(400);
       expect(response.body.statusCode).toBe(400);
       expect(response.body.message).toContain(`needs ${placeholder}, but it is`);
       expect(response.body.message).toContain(shown);
       expect(response.body.message).toContain('KeyTemplatesController.checkout');
-      expect(probe.notesOf('checkout')).toHaveLength(before);
+      expect(fixture.probe.notesOf('checkout')).toHaveLength(before);
     },
   );
 
@@ -117,23 +88,23 @@ describe.each(PLATFORMS)('key templates over HTTP (%s)', (platform) => {
     ['not a number', { n: 'abc' }],
     ['missing', {}],
   ])('answers 400 for a number argument that is %s (NaN)', async (_, query) => {
-    const before = probe.notesOf('number').length;
+    const before = fixture.probe.notesOf('number').length;
 
-    const response = await request(http.url).post('/templates/number').query(query);
+    const response = await request(fixture.url).post('/templates/number').query(query);
 
     expect(response.status).toBe(400);
     expect(response.body.message).toContain('needs {0}, but it is NaN');
-    expect(probe.notesOf('number')).toHaveLength(before);
+    expect(fixture.probe.notesOf('number')).toHaveLength(before);
   });
 
   it('leaves no key built from undefined, null, NaN or an object in Redis', async () => {
-    const app = request(http.url);
+    const app = request(fixture.url);
     for (const [, body] of BAD_CHECKOUTS) await app.post('/templates/checkout').send(body);
     await app.post('/templates/number').query({ n: 'abc' });
     await app.post('/templates/checkout').send({ user: { id: 8 }, cart: 'c2' });
     await app.post('/templates/number').query({ n: '6' });
 
-    const keys = await allKeys(client);
+    const keys = await scanKeys(fixture.client);
 
     // Fence counters outlive their locks: one per key that was ever locked. The good requests
     // left theirs, which shows the scan does see what the app wrote.

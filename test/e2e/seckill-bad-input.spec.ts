@@ -1,10 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { AppInstance } from '../../sample-app/demo/app-instances.js';
-import { RedisServer } from '../harness/redis-server.js';
-import { AppFleet } from './seckill/app-fleet.js';
 import { CommandMonitor, lockCommands } from './seckill/command-monitor.js';
 import { auditSale, lockKeys } from './seckill/sale-audit.js';
 import { putStock, send } from './seckill/seckill-http.js';
+import { useSaleFleet } from './seckill/use-sale.js';
 
 const PRODUCT_ID = 5001;
 const STOCK = 3;
@@ -46,25 +44,14 @@ const BAD_REQUESTS = [
 ];
 
 describe('the sale refusing bad input', () => {
-  let redis: RedisServer;
-  let client: Redis;
   let monitor: CommandMonitor;
-  const fleet = new AppFleet();
+  const sale = useSaleFleet({ beforeStop: () => monitor?.stop() });
   let app: AppInstance;
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
-    monitor = await CommandMonitor.start(client);
-    app = await fleet.start({ REDIS_URL: redis.url });
+    monitor = await CommandMonitor.start(sale.client);
+    app = await sale.fleet.start({ REDIS_URL: sale.server.url });
     await putStock(app.url, PRODUCT_ID, STOCK);
-  });
-
-  afterAll(async () => {
-    await fleet.stopAll();
-    await monitor?.stop();
-    await client?.quit();
-    await redis?.stop();
   });
 
   it.each(BAD_REQUESTS)(
@@ -78,9 +65,9 @@ describe('the sale refusing bad input', () => {
       expect(answer.body).toEqual({ statusCode: 400, error: 'Bad Request', message });
       // Not even a lock taken and released: validation comes before the lock.
       expect(lockCommands(commands)).toEqual([]);
-      expect(await lockKeys(client)).toEqual([]);
+      expect(await lockKeys(sale.client)).toEqual([]);
       // Nothing was sold or reset.
-      expect(await auditSale(client, PRODUCT_ID)).toMatchObject({ stock: STOCK, orders: 0 });
+      expect(await auditSale(sale.client, PRODUCT_ID)).toMatchObject({ stock: STOCK, orders: 0 });
     },
   );
 
@@ -94,6 +81,6 @@ describe('the sale refusing bad input', () => {
     const touched = new Set(lockCommands(commands).flat());
     expect(touched).toContain(`lock:seckill:${PRODUCT_ID}:user:valid-user`);
     expect(touched).toContain(`lock:seckill:${PRODUCT_ID}`);
-    expect(await lockKeys(client)).toEqual([]);
+    expect(await lockKeys(sale.client)).toEqual([]);
   });
 });

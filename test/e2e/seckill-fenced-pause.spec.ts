@@ -3,11 +3,10 @@ import type { AppInstance } from '../../sample-app/demo/app-instances.js';
 import { productKeys } from '../../sample-app/src/products/product.keys.js';
 import { StaleFenceError } from '../../lib/index.js';
 import { reportFigures } from '../harness/figures.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/wait-until.js';
-import { AppFleet } from './seckill/app-fleet.js';
 import { auditSale, lockKeys, productLockKey } from './seckill/sale-audit.js';
 import { buy, putStock } from './seckill/seckill-http.js';
+import { useSaleFleet } from './seckill/use-sale.js';
 
 const INITIAL_STOCK = 5;
 // A's lease is short and its think time long, so the test can stop A inside the critical
@@ -66,33 +65,23 @@ async function waitForRenewal(client: Redis, key: string): Promise<void> {
 }
 
 describe('a buyer stopped (SIGSTOP) past its lease while another instance sells', () => {
-  let redis: RedisServer;
-  let client: Redis;
-  const fleet = new AppFleet();
+  const sale = useSaleFleet();
   let normal: AppInstance;
   const paused = new Map<string, AppInstance>();
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
-    const base = { REDIS_URL: redis.url };
+    const base = { REDIS_URL: sale.server.url };
     const pausedEnv = {
       ...base,
       LOCK_TTL_MS: String(PAUSED_TTL_MS),
       SECKILL_THINK_MS: String(PAUSED_THINK_MS),
     };
     const started = await Promise.all([
-      fleet.start(base),
-      ...CASES.map(({ env }) => fleet.start({ ...pausedEnv, ...env })),
+      sale.fleet.start(base),
+      ...CASES.map(({ env }) => sale.fleet.start({ ...pausedEnv, ...env })),
     ]);
     normal = started[0];
     CASES.forEach(({ fencing }, i) => paused.set(fencing, started[i + 1]));
-  });
-
-  afterAll(async () => {
-    await fleet.stopAll();
-    await client?.quit();
-    await redis?.stop();
   });
 
   it.each(CASES)(
@@ -105,7 +94,7 @@ describe('a buyer stopped (SIGSTOP) past its lease while another instance sells'
       const answerToA = buy(a.url, productId, 'paused-buyer');
       // Awaited below; if the test fails first, A is killed and this rejects unobserved.
       answerToA.catch(() => undefined);
-      await waitForRenewal(client, lockKey);
+      await waitForRenewal(sale.client, lockKey);
       a.process.kill('SIGSTOP');
       const stoppedAt = performance.now();
       let leaseGoneAfterMs: number;
@@ -113,7 +102,7 @@ describe('a buyer stopped (SIGSTOP) past its lease while another instance sells'
         // Stopped, A cannot renew: its key goes once the last renewal's ttl runs out.
         await waitUntil(
           "A's lease to run out while A is stopped",
-          async () => (await client.exists(lockKey)) === 0,
+          async () => (await sale.client.exists(lockKey)) === 0,
           PAUSED_TTL_MS * 4,
           5,
         );
@@ -131,14 +120,14 @@ describe('a buyer stopped (SIGSTOP) past its lease while another instance sells'
         const refusal = new StaleFenceError(productKeys(productId).stockFence, 1, 2);
         expect(answer.body).toEqual({ statusCode: 409, message: refusal.message });
       }
-      const audit = await auditSale(client, productId);
+      const audit = await auditSale(sale.client, productId);
       expect(audit).toMatchObject({
         stock: expected.stock,
         orders: expected.orders,
         oversold: expected.oversold,
       });
       expect(audit.buyers).toEqual([...buyers].sort());
-      expect(await lockKeys(client)).toEqual([]);
+      expect(await lockKeys(sale.client)).toEqual([]);
 
       reportFigures(`seckill fenced pause (fencing ${fencing})`, {
         leaseGoneAfterStopMs: Math.round(leaseGoneAfterMs),

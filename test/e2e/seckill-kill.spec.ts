@@ -1,13 +1,11 @@
-import type { Redis } from 'ioredis';
 import type { AppInstance } from '../../sample-app/demo/app-instances.js';
 import { productKeys } from '../../sample-app/src/products/product.keys.js';
 import { reportFigures } from '../harness/figures.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/wait-until.js';
-import { AppFleet } from './seckill/app-fleet.js';
 import { BuyLoad } from './seckill/buy-load.js';
 import { auditSale, lockKeys } from './seckill/sale-audit.js';
 import { putStock } from './seckill/seckill-http.js';
+import { useSaleFleet } from './seckill/use-sale.js';
 
 const PRODUCT_ID = 4001;
 const STOCK = 50;
@@ -21,23 +19,13 @@ const FINISH_BUDGET_MS = TTL_MS + 2_000;
 const KILL_AFTER_SALES = 30;
 
 describe('an instance killed (SIGKILL) in the middle of a flash sale', () => {
-  let redis: RedisServer;
-  let client: Redis;
-  const fleet = new AppFleet();
+  const sale = useSaleFleet();
   let instances: AppInstance[];
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
     // The wait outlasts the dead instance's leases, so buyers queue instead of answering BUSY.
-    const env = { REDIS_URL: redis.url, LOCK_TTL_MS: String(TTL_MS), LOCK_WAIT_MS: '20000' };
-    instances = await fleet.startMany(3, env);
-  });
-
-  afterAll(async () => {
-    await fleet.stopAll();
-    await client?.quit();
-    await redis?.stop();
+    const env = { REDIS_URL: sale.server.url, LOCK_TTL_MS: String(TTL_MS), LOCK_WAIT_MS: '20000' };
+    instances = await sale.fleet.startMany(3, env);
   });
 
   it('lets the survivors finish the sale within ttl + 2 s, without overselling', async () => {
@@ -63,7 +51,7 @@ describe('an instance killed (SIGKILL) in the middle of a flash sale', () => {
         killedAt = performance.now();
         killToSoldOut = waitUntil(
           'the survivors to sell the last unit',
-          async () => (await client.get(stockKey)) === '0',
+          async () => (await sale.client.get(stockKey)) === '0',
           FINISH_BUDGET_MS * 3,
           10,
           // Never sold out reads as Infinity: the budget check below fails with the figure.
@@ -91,7 +79,7 @@ describe('an instance killed (SIGKILL) in the middle of a flash sale', () => {
     const tally = load.tally();
     const allowed = ['201', '409 SOLD_OUT', '409 ALREADY_ORDERED'];
     expect(Object.keys(tally).filter((outcome) => !allowed.includes(outcome))).toEqual([]);
-    const audit = await auditSale(client, PRODUCT_ID);
+    const audit = await auditSale(sale.client, PRODUCT_ID);
     expect(audit).toMatchObject({ stock: 0, sold: STOCK, orders: STOCK, oversold: 0 });
     expect(audit.distinctBuyers).toBe(STOCK);
     const withOrder = load.answers
@@ -102,7 +90,7 @@ describe('an instance killed (SIGKILL) in the middle of a flash sale', () => {
     // The dead instance's leases run out by themselves.
     const locksGoneAfter = await waitUntil(
       'the locks of the dead instance to expire',
-      async () => (await lockKeys(client)).length === 0 && performance.now() - killedAt,
+      async () => (await lockKeys(sale.client)).length === 0 && performance.now() - killedAt,
       TTL_MS + 2_000,
     );
 

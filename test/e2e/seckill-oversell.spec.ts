@@ -1,17 +1,10 @@
-import type { Redis } from 'ioredis';
 import type { AppInstance } from '../../sample-app/demo/app-instances.js';
 import { runFlashSale } from '../../sample-app/demo/flash-sale.js';
 import { reportFigures } from '../harness/figures.js';
-import { RedisServer } from '../harness/redis-server.js';
-import { AppFleet } from './seckill/app-fleet.js';
-import {
-  auditSale,
-  keysMatching,
-  lockKeys,
-  productFenceCounter,
-  strayKeys,
-} from './seckill/sale-audit.js';
+import { scanKeys } from '../harness/scan-keys.js';
+import { auditSale, lockKeys, productFenceCounter, strayKeys } from './seckill/sale-audit.js';
 import { viewProduct } from './seckill/seckill-http.js';
+import { useSaleFleet } from './seckill/use-sale.js';
 
 const PRODUCT_ID = 2001;
 const STOCK = 50;
@@ -19,23 +12,16 @@ const BUYERS = 1_000;
 const CONCURRENCY = 200;
 
 describe('a flash sale across 3 instances sharing one Redis', () => {
-  let redis: RedisServer;
-  let client: Redis;
-  const fleet = new AppFleet();
+  const sale = useSaleFleet();
   let instances: AppInstance[];
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
-    client = redis.client();
     // A long wait: under this load a buyer may queue for the product lock for a while, and a
     // BUSY answer would hide whether the lock kept the count right.
-    instances = await fleet.startMany(3, { REDIS_URL: redis.url, LOCK_WAIT_MS: '20000' });
-  });
-
-  afterAll(async () => {
-    await fleet.stopAll();
-    await client?.quit();
-    await redis?.stop();
+    instances = await sale.fleet.startMany(3, {
+      REDIS_URL: sale.server.url,
+      LOCK_WAIT_MS: '20000',
+    });
   });
 
   it('sells exactly the stock, once per buyer, and leaves no lock behind', async () => {
@@ -46,14 +32,14 @@ describe('a flash sale across 3 instances sharing one Redis', () => {
       users: BUYERS,
       concurrency: CONCURRENCY,
       instanceUrls: instances.map((instance) => instance.url),
-      connectData: () => redis.client(),
+      connectData: () => sale.server.client(),
     });
 
     // Every buyer was answered: 50 sales, and "sold out" for everyone else.
     expect(result.requests).toBe(BUYERS);
     expect(result.answers).toEqual({ '201': STOCK, '409 SOLD_OUT': BUYERS - STOCK });
 
-    const audit = await auditSale(client, PRODUCT_ID);
+    const audit = await auditSale(sale.client, PRODUCT_ID);
     expect(audit).toMatchObject({ stock: 0, sold: STOCK, orders: STOCK, oversold: 0 });
     expect(audit.distinctBuyers).toBe(STOCK);
     expect(await viewProduct(instances[1].url, PRODUCT_ID)).toEqual({
@@ -63,18 +49,20 @@ describe('a flash sale across 3 instances sharing one Redis', () => {
       orders: STOCK,
     });
 
-    expect(await lockKeys(client)).toEqual([]);
-    const keys = await keysMatching(client);
+    expect(await lockKeys(sale.client)).toEqual([]);
+    const keys = await scanKeys(sale.client);
     expect(strayKeys(keys, PRODUCT_ID)).toEqual([]);
     // Each sale took the fenced product lock once; buyers turned away inside it took it too.
-    expect(Number(await client.get(productFenceCounter(PRODUCT_ID)))).toBeGreaterThanOrEqual(STOCK);
+    expect(Number(await sale.client.get(productFenceCounter(PRODUCT_ID)))).toBeGreaterThanOrEqual(
+      STOCK,
+    );
 
     reportFigures('seckill oversell: 3 instances, 1000 buyers, stock 50', {
       durationMs: Math.round(result.durationMs),
       throughput: Math.round(result.throughput),
       p50: result.p50,
       p99: result.p99,
-      productLockTaken: Number(await client.get(productFenceCounter(PRODUCT_ID))),
+      productLockTaken: Number(await sale.client.get(productFenceCounter(PRODUCT_ID))),
       keys,
     });
   });

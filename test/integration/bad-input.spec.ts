@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { LockOptions } from '../../lib/interfaces/lock-options.interface.js';
 import { LockKeyError, LockOptionsError } from '../../lib/errors/lock.errors.js';
 import { LockService } from '../../lib/lock.service.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
+import { useRedisServer } from '../harness/use-redis.js';
 import { callsBetween, commandCalls, outcome, scanKeys } from './support/probes.js';
 
 /** Anything that takes locks the way users do: the engine, or the Nest service over it. */
@@ -46,34 +45,20 @@ const badOptions: [string, unknown][] = [
 ];
 
 describe('bad input', () => {
-  let server: RedisServer;
-  let client: Redis;
-  let probe: Redis;
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    client = server.client();
-    probe = server.client();
-  });
-
-  afterAll(async () => {
-    client.disconnect();
-    probe.disconnect();
-    await server.stop();
-  });
+  const redis = useRedisServer();
 
   const lockers: [string, () => { locker: Locker; close(): Promise<void> }][] = [
     [
       'the engine',
       () => {
-        const engine = createTestEngine(client);
+        const engine = createTestEngine(redis.client);
         return { locker: engine as unknown as Locker, close: () => engine.close() };
       },
     ],
     [
       'LockService',
       () => {
-        const service = new LockService({ redis: client });
+        const service = new LockService({ redis: redis.client });
         return {
           locker: service as unknown as Locker,
           close: () => service.onApplicationShutdown(),
@@ -99,15 +84,15 @@ describe('bad input', () => {
       calls: (() => Promise<unknown>)[],
       errorType: typeof LockKeyError | typeof LockOptionsError,
     ): Promise<void> {
-      const before = await commandCalls(probe);
+      const before = await commandCalls(redis.probe);
       for (const call of calls) {
         const result = await outcome(call());
         expect(result.error).toBeInstanceOf(errorType);
         expect(result.value).toBeUndefined();
       }
-      await client.ping(); // the engine's connection has run anything sent before this
-      expect(callsBetween(before, await commandCalls(probe))).toEqual({});
-      expect(await scanKeys(probe)).toEqual([]);
+      await redis.client.ping(); // the engine's connection has run anything sent before this
+      expect(callsBetween(before, await commandCalls(redis.probe))).toEqual({});
+      expect(await scanKeys(redis.probe)).toEqual([]);
     }
 
     it.each(badKeys)('rejects %s with LockKeyError before any Redis call', async (_, key) => {
@@ -140,7 +125,7 @@ describe('bad input', () => {
     );
 
     it('accepts the edges of the valid ranges, and the probe sees those calls', async () => {
-      const before = await commandCalls(probe);
+      const before = await commandCalls(redis.probe);
       const edges: LockOptions[] = [{ ttl: 1 }, { ttl: 2 ** 31 - 1, wait: 0 }, { wait: Infinity }];
       for (const options of edges) {
         const lock = (await locker.acquire('k'.repeat(1024), options)) as {
@@ -149,7 +134,7 @@ describe('bad input', () => {
         expect(['released', 'expired']).toContain(await lock.release());
       }
       // The same probe that saw nothing above does see real calls.
-      const seen = callsBetween(before, await commandCalls(probe));
+      const seen = callsBetween(before, await commandCalls(redis.probe));
       // Each acquire is a SET NX PX, each release a compare-and-delete script.
       expect((seen.set ?? 0) + (seen.evalsha ?? 0)).toBeGreaterThanOrEqual(6);
     });

@@ -1,26 +1,17 @@
 import { killLiveWorkers, runWorkers } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';
-import { RedisServer } from '../harness/redis-server.js';
+import { useRedisServer } from '../harness/use-redis.js';
 import type { FenceWorkerConfig, FenceWorkerResult } from '../fixtures/fence-worker.js';
 
 const PROCESSES = 2;
 const PER_PROCESS = 500;
 
 describe('fencing tokens across processes', () => {
-  let server: RedisServer;
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
-
-  afterAll(async () => {
-    await killLiveWorkers();
-    await server?.stop();
-  });
+  const redis = useRedisServer({ clients: false, beforeStop: killLiveWorkers });
 
   it('strictly increase, in acquisition order, over 1000 acquisitions from two processes', async () => {
     const config: FenceWorkerConfig = {
-      port: server.port,
+      port: redis.server.port,
       key: 'fenced',
       acquisitions: PER_PROCESS,
     };

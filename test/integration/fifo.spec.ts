@@ -3,8 +3,8 @@ import type { LockEngine } from '../../lib/core/lock-engine.js';
 import type { Lock } from '../../lib/core/lock.interface.js';
 import { reportFigures } from '../harness/figures.js';
 import { ObservedStore } from '../harness/observed-store.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
+import { useRedisServer } from '../harness/use-redis.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 
 const WORKERS = 20;
@@ -28,32 +28,24 @@ function parked(store: ObservedStore): Promise<void> {
 }
 
 describe('local FIFO queue on one key', () => {
-  let server: RedisServer;
-  let client: Redis;
-  let otherClient: Redis;
   let store: ObservedStore;
   let engine: LockEngine;
   // Stands for another process: its own connection and engine, holding the key at the start.
   let other: LockEngine;
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    client = server.client();
-    otherClient = server.client();
-    store = new ObservedStore(new RedisLockStore(client));
-    // No poll tick within a test: any attempt after the first must come from a wake-up.
-    engine = createTestEngine(client, { store, pollCap: 30_000 });
-    other = createTestEngine(otherClient);
-    // Loads both scripts, so that every later call is one EVALSHA (no NOSCRIPT, no EVAL).
-    await (await other.acquire('warm-up')).release();
+  const redis = useRedisServer({
+    beforeStop: async () => {
+      await engine?.close();
+      await other?.close();
+    },
   });
 
-  afterAll(async () => {
-    await engine?.close();
-    await other?.close();
-    await client?.quit();
-    await otherClient?.quit();
-    await server?.stop();
+  beforeAll(async () => {
+    store = new ObservedStore(new RedisLockStore(redis.client));
+    // No poll tick within a test: any attempt after the first must come from a wake-up.
+    engine = createTestEngine(redis.client, { store, pollCap: 30_000 });
+    other = createTestEngine(redis.connect());
+    // Loads both scripts, so that every later call is one EVALSHA (no NOSCRIPT, no EVAL).
+    await (await other.acquire('warm-up')).release();
   });
 
   /** Each worker takes the lock, notes its turn, yields once so others could cut in, releases. */
@@ -72,13 +64,13 @@ describe('local FIFO queue on one key', () => {
     const workers = Array.from({ length: WORKERS }, (_, i) => worker(key, i, order));
     // The first arrival tried, failed, and waits at the head with the other 19 behind it.
     await headParked;
-    const callsBefore = await evalshaCalls(client);
+    const callsBefore = await evalshaCalls(redis.client);
     const attemptsBefore = store.attempts;
 
     await blocking.release();
     await Promise.all(workers);
 
-    const calls = (await evalshaCalls(client)) - callsBefore;
+    const calls = (await evalshaCalls(redis.client)) - callsBefore;
     const attempts = store.attempts - attemptsBefore;
     reportFigures('fifo hand-offs', { workers: WORKERS, evalsha: calls, attempts });
     expect(order).toEqual(Array.from({ length: WORKERS }, (_, i) => i));

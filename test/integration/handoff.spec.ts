@@ -1,6 +1,6 @@
 import { ChildWorker, killLiveWorkers } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';
-import { RedisServer } from '../harness/redis-server.js';
+import { useRedisServer } from '../harness/use-redis.js';
 import type {
   AcquiredMessage,
   HandoffWorkerConfig,
@@ -25,22 +25,13 @@ interface Handoff {
 // Holder and waiter are both worker processes. The test process only relays commands between
 // steps and hears nothing while a hand-off is timed, so it takes no CPU from the measurement.
 describe('hand-off to a waiter in another process', () => {
-  let server: RedisServer;
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
-
-  afterAll(async () => {
-    await killLiveWorkers();
-    await server?.stop();
-  });
+  const redis = useRedisServer({ clients: false, beforeStop: killLiveWorkers });
 
   /** Runs `rounds` hand-offs from a holder process to a waiter process, on a fresh key. */
   async function handOff(key: string, rounds: number, muted = false): Promise<Handoff[]> {
     const config = (role: HandoffWorkerConfig['role']): HandoffWorkerConfig => ({
       role,
-      port: server.port,
+      port: redis.server.port,
       key,
       ttl: TTL,
       rounds,

@@ -1,8 +1,5 @@
-import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
-import { RedisServer } from '../harness/redis-server.js';
-import { createTestEngine } from '../harness/test-engine.js';
+import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
 import { activeChannels, figure, loopLag, outcome, waitFor, within } from './support/probes.js';
 
 // Short, so a waiter that depends on polling (no PUBLISH from a plain client) gets in quickly.
@@ -11,79 +8,58 @@ const POLL_CAP = 200;
 const POLL_SLACK = 1 + POLL_CAP / 10 + 80;
 
 describe('interop with plain SET NX PX locks', () => {
-  let server: RedisServer;
-  let client: Redis;
-  let plain: Redis;
-  let engine: LockEngine;
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    client = server.client();
-    plain = server.client();
-  });
-
-  afterAll(async () => {
-    client.disconnect();
-    plain.disconnect();
-    await server.stop();
-  });
-
-  beforeEach(() => {
-    engine = createTestEngine(client, { pollCap: POLL_CAP });
-  });
-
-  afterEach(async () => {
-    await engine.close();
-    await plain.flushall();
-  });
+  const redis = useRedisServer();
+  // The engine under test uses redis.client; redis.probe stands for an app that locks with plain
+  // SET NX PX, without this library.
+  const fixture = useTestEngine(redis, { pollCap: POLL_CAP });
 
   it('is blocked by a plain SET NX PX lock', async () => {
-    expect(await plain.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBe('OK');
+    expect(await redis.probe.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBe('OK');
 
-    expect(await engine.tryAcquire('k')).toBeUndefined();
+    expect(await fixture.engine.tryAcquire('k')).toBeUndefined();
     const calledAt = performance.now();
-    const waited = await outcome(engine.acquire('k', { wait: 100 }));
+    const waited = await outcome(fixture.engine.acquire('k', { wait: 100 }));
     expect(waited.error).toBeInstanceOf(LockBusyError);
     expect(waited.at - calledAt).toBeGreaterThanOrEqual(90);
-    expect(await plain.get('lock:k')).toBe('their-token');
+    expect(await redis.probe.get('lock:k')).toBe('their-token');
   });
 
   it('is blocked by a plain SET NX lock without expiry', async () => {
-    expect(await plain.set('lock:k', 'their-token', 'NX')).toBe('OK');
-    expect(await engine.tryAcquire('k')).toBeUndefined();
-    expect(await plain.pttl('lock:k')).toBe(-1); // and leaves it as it was
+    expect(await redis.probe.set('lock:k', 'their-token', 'NX')).toBe('OK');
+    expect(await fixture.engine.tryAcquire('k')).toBeUndefined();
+    expect(await redis.probe.pttl('lock:k')).toBe(-1); // and leaves it as it was
   });
 
   it('blocks a plain SET NX while held, and stores the token with a PX lease', async () => {
-    const lock = await engine.acquire('k', { ttl: 5_000 });
+    const lock = await fixture.engine.acquire('k', { ttl: 5_000 });
 
-    expect(await plain.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBeNull();
-    expect(await plain.get('lock:k')).toBe(lock.token);
-    const pttl = await plain.pttl('lock:k');
+    expect(await redis.probe.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBeNull();
+    expect(await redis.probe.get('lock:k')).toBe(lock.token);
+    const pttl = await redis.probe.pttl('lock:k');
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(5_000);
 
     expect(await lock.release()).toBe('released');
-    expect(await plain.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBe('OK');
+    expect(await redis.probe.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBe('OK');
   });
 
   it('hands the lock to our waiter after a plain DEL, by polling since nothing is published', async () => {
-    expect(await plain.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBe('OK');
-    const waiting = outcome(engine.acquire('k', { wait: 5_000 }));
+    expect(await redis.probe.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBe('OK');
+    const waiting = outcome(fixture.engine.acquire('k', { wait: 5_000 }));
     await waitFor(
       'the waiter to subscribe',
-      async () => (await activeChannels(plain)).length === 1,
+      async () => (await activeChannels(redis.probe)).length === 1,
     );
 
     const lag = loopLag();
     const deletedAt = performance.now();
-    expect(await plain.del('lock:k')).toBe(1);
+    expect(await redis.probe.del('lock:k')).toBe(1);
     const result = await within('the hand-off', waiting, 2_000);
     const slack = lag.stop();
 
     figure('interop: plain DEL -> our waiter acquired (ms)', result.at - deletedAt);
     expect(result.error).toBeUndefined();
-    expect(await plain.get('lock:k')).toBe(result.value!.token);
+    expect(await redis.probe.get('lock:k')).toBe(result.value!.token);
     // Their 5 s lease would still be running; only polling capped at POLL_CAP finds the key free.
     expect(result.at - deletedAt).toBeLessThanOrEqual(POLL_CAP + POLL_SLACK + slack);
     expect(await result.value!.release()).toBe('released');

@@ -2,8 +2,8 @@ import { getEventListeners, setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
+import { useRedisServer } from '../harness/use-redis.js';
 import { activeChannels, engineInternals, figure, scanKeys, waitFor } from './support/probes.js';
 
 const CYCLES = 10_000;
@@ -24,23 +24,12 @@ function countBy(items: readonly string[]): Record<string, number> {
 }
 
 describe('resource leaks', () => {
-  let server: RedisServer;
-  let client: Redis;
-  let probe: Redis;
+  // One engine for the whole file, closed before the connections it runs on.
   let engine: LockEngine;
+  const redis = useRedisServer({ beforeStop: () => engine?.close() });
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    client = server.client();
-    probe = server.client();
-    engine = createTestEngine(client, { pollCap: 50 });
-  });
-
-  afterAll(async () => {
-    await engine.close();
-    client.disconnect();
-    probe.disconnect();
-    await server.stop();
+  beforeAll(() => {
+    engine = createTestEngine(redis.client, { pollCap: 50 });
   });
 
   it(`returns to baseline after ${CYCLES} acquire/release cycles, failures included`, async () => {
@@ -59,7 +48,9 @@ describe('resource leaks', () => {
       if (abort) queueMicrotask(abort);
     });
     // Each lane has a key nobody ever frees, held outside the engine as another process would.
-    for (let lane = 0; lane < LANES; lane++) await probe.set(`lock:busy:${lane}`, 'other-process');
+    for (let lane = 0; lane < LANES; lane++) {
+      await redis.probe.set(`lock:busy:${lane}`, 'other-process');
+    }
 
     const WARM_UP = 10;
     const tally = { acquired: 0, busy: 0, aborted: 0 };
@@ -116,7 +107,7 @@ describe('resource leaks', () => {
 
     const settled = async (): Promise<boolean> =>
       Object.values(engineInternals(engine)).every((n) => n === 0) &&
-      (await activeChannels(probe)).length === 0;
+      (await activeChannels(redis.probe)).length === 0;
 
     const snapshot = async (): Promise<unknown> => {
       const notifier = (
@@ -124,12 +115,12 @@ describe('resource leaks', () => {
       ).context.store.notifier;
       return {
         resources: countBy(process.getActiveResourcesInfo()),
-        client: listenerCounts(client),
-        clientSocket: listenerCounts(client.stream),
+        client: listenerCounts(redis.client),
+        clientSocket: listenerCounts(redis.client.stream),
         subscriber: listenerCounts(notifier.connection),
         subscriberSocket: listenerCounts(notifier.connection?.stream),
         signalListeners: getEventListeners(longLived, 'abort').length,
-        redisClients: ((await probe.client('LIST')) as string).trim().split('\n').length,
+        redisClients: ((await redis.probe.client('LIST')) as string).trim().split('\n').length,
       };
     };
 
@@ -165,8 +156,8 @@ describe('resource leaks', () => {
       notifierPending: 0,
     });
     expect(engine.heldCount).toBe(0);
-    expect(await activeChannels(probe)).toEqual([]);
-    expect(await scanKeys(probe)).toEqual(
+    expect(await activeChannels(redis.probe)).toEqual([]);
+    expect(await scanKeys(redis.probe)).toEqual(
       Array.from({ length: LANES }, (_, lane) => `lock:busy:${lane}`).sort(),
     );
     expect(abortWhenContended.size).toBe(0);

@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis';
 import { killLiveWorkers, runWorkers } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';
 import { countOverlaps, fromWire } from '../harness/intervals.js';
-import { RedisServer } from '../harness/redis-server.js';
+import { useRedisServer } from '../harness/use-redis.js';
 import type { MutexWorkerConfig, MutexWorkerResult } from '../fixtures/mutex-worker.js';
 
 const PROCESSES = 3;
@@ -20,24 +19,13 @@ function turns(results: readonly MutexWorkerResult[]): number {
 }
 
 describe('mutual exclusion across processes', () => {
-  let server: RedisServer;
-  let client: Redis;
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    client = server.client();
-  });
-
-  afterAll(async () => {
-    await killLiveWorkers();
-    await client?.quit();
-    await server?.stop();
-  });
+  const redis = useRedisServer({ beforeStop: killLiveWorkers });
 
   /** Runs the increment workers in PROCESSES processes; returns the counter and the sections. */
-  async function run(name: string, iterations: number, useLock: boolean) {
+  async function run(iterations: number, useLock: boolean) {
+    const name = useLock ? 'locked' : 'unlocked';
     const config: MutexWorkerConfig = {
-      port: server.port,
+      port: redis.server.port,
       lockKey: `${name}:lock`,
       counterKey: `${name}:counter`,
       concurrency: LOOPS_PER_PROCESS,
@@ -49,28 +37,21 @@ describe('mutual exclusion across processes', () => {
     const results = await runWorkers<MutexWorkerResult>('mutex-worker', configs, 55_000);
     const seconds = (performance.now() - startedAt) / 1000;
     const intervals = results.flatMap((result) => result.intervals.map(fromWire));
-    const counter = Number(await client.get(config.counterKey));
-    return {
-      counter,
-      intervals,
-      overlaps: countOverlaps(intervals),
-      turns: turns(results),
+    const counter = Number(await redis.client.get(config.counterKey));
+    const figures = { counter, overlaps: countOverlaps(intervals), turns: turns(results) };
+    reportFigures(useLock ? 'mutual exclusion' : 'control (no lock)', {
+      sections: intervals.length,
+      ...figures,
       seconds,
-    };
+    });
+    return { intervals, ...figures };
   }
 
   it('keeps 7200 read-yield-write increments on one key apart: no lost update, no overlap', async () => {
     const expected = PROCESSES * LOOPS_PER_PROCESS * ITERATIONS;
 
-    const { counter, intervals, overlaps, turns, seconds } = await run('locked', ITERATIONS, true);
+    const { counter, intervals, overlaps, turns } = await run(ITERATIONS, true);
 
-    reportFigures('mutual exclusion', {
-      sections: intervals.length,
-      counter,
-      overlaps,
-      turns,
-      seconds,
-    });
     expect(intervals).toHaveLength(expected);
     expect(counter).toBe(expected);
     expect(overlaps).toBe(0);
@@ -83,19 +64,8 @@ describe('mutual exclusion across processes', () => {
     const iterations = 10;
     const expected = PROCESSES * LOOPS_PER_PROCESS * iterations;
 
-    const { counter, intervals, overlaps, turns, seconds } = await run(
-      'unlocked',
-      iterations,
-      false,
-    );
+    const { counter, intervals, overlaps } = await run(iterations, false);
 
-    reportFigures('control (no lock)', {
-      sections: intervals.length,
-      counter,
-      overlaps,
-      turns,
-      seconds,
-    });
     expect(intervals).toHaveLength(expected);
     expect(counter).toBeLessThan(expected);
     expect(overlaps).toBeGreaterThan(0);

@@ -1,9 +1,6 @@
-import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockLostError } from '../../lib/errors/lock.errors.js';
 import { EXTEND } from '../../lib/stores/redis/redis-lock.scripts.js';
-import { RedisServer } from '../harness/redis-server.js';
-import { createTestEngine } from '../harness/test-engine.js';
+import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
 import {
   abortTime,
   commandCalls,
@@ -20,41 +17,22 @@ const RENEW_INTERVAL = TTL / 3;
 const MARGIN = 60;
 
 describe('lease renewal', () => {
-  let server: RedisServer;
-  let client: Redis;
-  let probe: Redis;
-  let engine: LockEngine;
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    client = server.client();
-    probe = server.client();
-  });
-
-  afterAll(async () => {
-    client.disconnect();
-    probe.disconnect();
-    await server.stop();
-  });
-
-  beforeEach(() => {
-    engine = createTestEngine(client);
-  });
-
-  afterEach(async () => {
-    await engine.close();
-    await probe.flushall();
-  });
+  const redis = useRedisServer();
+  const fixture = useTestEngine(redis);
 
   it('keeps a 300 ms lease alive for 3 s without a gap', async () => {
-    const recorder = recordEvents(engine);
-    const lock = await engine.acquire('k', { ttl: TTL });
+    const recorder = recordEvents(fixture.engine);
+    const lock = await fixture.engine.acquire('k', { ttl: TTL });
 
     let minPttl = Infinity;
     let samples = 0;
     const end = performance.now() + 3_000;
     while (performance.now() < end) {
-      const [[, value], [, pttl]] = (await probe.pipeline().get('lock:k').pttl('lock:k').exec())!;
+      const [[, value], [, pttl]] = (await redis.probe
+        .pipeline()
+        .get('lock:k')
+        .pttl('lock:k')
+        .exec())!;
       expect(value).toBe(lock.token);
       minPttl = Math.min(minPttl, pttl as number);
       samples++;
@@ -80,8 +58,8 @@ describe('lease renewal', () => {
   });
 
   it('notices a key deleted behind its back within one renewal interval', async () => {
-    const recorder = recordEvents(engine);
-    const lock = await engine.acquire('k', { ttl: TTL });
+    const recorder = recordEvents(fixture.engine);
+    const lock = await fixture.engine.acquire('k', { ttl: TTL });
     // Start from a steady renewal rhythm rather than from the acquire.
     await waitFor('a first renewal', () =>
       recorder.events.some((event) => event.type === 'renewed'),
@@ -90,7 +68,7 @@ describe('lease renewal', () => {
 
     const lag = loopLag();
     const deletedAt = performance.now();
-    expect(await probe.del('lock:k')).toBe(1);
+    expect(await redis.probe.del('lock:k')).toBe(1);
     const abortedAt = await within('the abort after DEL', aborted, 2_000);
     const slack = lag.stop();
     recorder.stop();
@@ -105,35 +83,35 @@ describe('lease renewal', () => {
       expect.objectContaining({ type: 'lost', key: 'k', reason: 'expired' }),
     );
     // Renewal must not bring the key back.
-    expect(await probe.exists('lock:k')).toBe(0);
+    expect(await redis.probe.exists('lock:k')).toBe(0);
   });
 
   it('reports a key overwritten by another owner as stolen and leaves it alone', async () => {
-    const lock = await engine.acquire('k', { ttl: TTL });
+    const lock = await fixture.engine.acquire('k', { ttl: TTL });
     const aborted = abortTime(lock.signal);
 
     const lag = loopLag();
     const stolenAt = performance.now();
-    await probe.set('lock:k', 'intruder', 'PX', 10_000);
+    await redis.probe.set('lock:k', 'intruder', 'PX', 10_000);
     const abortedAt = await within('the abort after the overwrite', aborted, 2_000);
     const slack = lag.stop();
 
     figure('renewal: overwrite -> abort (ms)', abortedAt - stolenAt);
     expect(abortedAt - stolenAt).toBeLessThanOrEqual(RENEW_INTERVAL + MARGIN + slack);
     expect(lock.signal.reason).toMatchObject({ name: 'LockLostError', reason: 'stolen' });
-    expect(await probe.get('lock:k')).toBe('intruder');
-    expect(await probe.pttl('lock:k')).toBeGreaterThan(9_000);
+    expect(await redis.probe.get('lock:k')).toBe('intruder');
+    expect(await redis.probe.pttl('lock:k')).toBeGreaterThan(9_000);
   });
 
   it('stops renewing at maxHold: the signal aborts with max-hold and the key expires', async () => {
     const maxHold = 1_000;
-    const recorder = recordEvents(engine);
+    const recorder = recordEvents(fixture.engine);
     const lag = loopLag();
     const calledAt = performance.now();
-    const lock = await engine.acquire('k', { ttl: TTL, maxHold });
+    const lock = await fixture.engine.acquire('k', { ttl: TTL, maxHold });
     const abortedAt = await within('the max-hold abort', abortTime(lock.signal), maxHold + 1_000);
     const gone: number = await waitFor('the key to expire', async () =>
-      (await probe.exists('lock:k')) === 0 ? performance.now() : undefined,
+      (await redis.probe.exists('lock:k')) === 0 ? performance.now() : undefined,
     );
     const slack = lag.stop();
     recorder.stop();
@@ -156,13 +134,13 @@ describe('lease renewal', () => {
   });
 
   it('lets a lock without autoRenew run out: expired event and aborted signal at lease end', async () => {
-    const recorder = recordEvents(engine);
+    const recorder = recordEvents(fixture.engine);
     const lag = loopLag();
     const calledAt = performance.now();
-    const lock = await engine.acquire('k', { ttl: TTL, autoRenew: false });
+    const lock = await fixture.engine.acquire('k', { ttl: TTL, autoRenew: false });
     const abortedAt = await within('the lease-end abort', abortTime(lock.signal), TTL + 1_000);
     const slack = lag.stop();
-    await waitFor('the key to expire', async () => (await probe.exists('lock:k')) === 0);
+    await waitFor('the key to expire', async () => (await redis.probe.exists('lock:k')) === 0);
     recorder.stop();
 
     figure('renewal: autoRenew false, ttl 300 -> abort after (ms)', abortedAt - calledAt);
@@ -181,19 +159,19 @@ describe('lease renewal', () => {
     // 200 acquires to straggle on a loaded machine.
     const ttl = 900;
     // Load EXTEND first: a NOSCRIPT miss would count as an extra EVALSHA in the window.
-    await probe.script('LOAD', EXTEND.body);
+    await redis.probe.script('LOAD', EXTEND.body);
     const locks = await Promise.all(
-      Array.from({ length: count }, (_, i) => engine.acquire(`batch:${i}`, { ttl })),
+      Array.from({ length: count }, (_, i) => fixture.engine.acquire(`batch:${i}`, { ttl })),
     );
 
-    const recorder = recordEvents(engine);
-    const before = await commandCalls(probe);
+    const recorder = recordEvents(fixture.engine);
+    const before = await commandCalls(redis.probe);
     await waitFor(
       'five renewals of every lock',
       () => recorder.events.filter((event) => event.type === 'renewed').length >= count * 5,
       10_000,
     );
-    const after = await commandCalls(probe);
+    const after = await commandCalls(redis.probe);
     recorder.stop();
 
     const renewed = recorder.events.filter((event) => event.type === 'renewed').length;
@@ -207,7 +185,7 @@ describe('lease renewal', () => {
     // events) had not arrived when a snapshot was taken.
     expect(evalsha).toBeLessThanOrEqual(Math.ceil(renewed / count) + 2);
     expect(locks.every((lock) => !lock.signal.aborted)).toBe(true);
-    const values = await probe.mget(locks.map((_, i) => `lock:batch:${i}`));
+    const values = await redis.probe.mget(locks.map((_, i) => `lock:batch:${i}`));
     expect(values).toEqual(locks.map((lock) => lock.token));
   });
 });

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockBusyError, LockLostError, LockStoreError } from '../../lib/errors/lock.errors.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
+import { useRedisServer } from '../harness/use-redis.js';
 import {
   abortTime,
   activeChannels,
@@ -38,48 +38,40 @@ async function afterRejectionChecks(): Promise<void> {
 }
 
 describe('store failures', () => {
-  let server: RedisServer;
-  let client: Redis;
-  let probe: Redis;
-  let engine: LockEngine;
   const escaped: unknown[] = [];
   const record = (error: unknown): void => void escaped.push(error);
+  const redis = useRedisServer({
+    beforeStop: () => {
+      realProcess.off('unhandledRejection', record);
+      realProcess.off('uncaughtException', record);
+    },
+  });
+  let engine: LockEngine;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    client = server.client();
-    probe = server.client();
+  beforeAll(() => {
     realProcess.on('unhandledRejection', record);
     realProcess.on('uncaughtException', record);
   });
 
-  afterAll(async () => {
-    realProcess.off('unhandledRejection', record);
-    realProcess.off('uncaughtException', record);
-    client.disconnect();
-    probe.disconnect();
-    await server.stop();
-  });
-
   beforeEach(() => {
-    engine = createTestEngine(client, { storeTimeout: STORE_TIMEOUT });
+    engine = createTestEngine(redis.client, { storeTimeout: STORE_TIMEOUT });
   });
 
   afterEach(async () => {
-    server.resume();
-    if (server.pid === undefined) await server.restart();
+    redis.server.resume();
+    if (redis.server.pid === undefined) await redis.server.restart();
     await engine.close();
     await waitFor(
       'the clients to reconnect',
-      () => client.status === 'ready' && probe.status === 'ready',
+      () => redis.client.status === 'ready' && redis.probe.status === 'ready',
       5_000,
     );
-    await probe.flushall();
+    await redis.probe.flushall();
     expect(escaped).toEqual([]);
   });
 
   it('rejects acquire, tryAcquire and withLock with LockStoreError within storeTimeout while Redis is down', async () => {
-    await server.stop();
+    await redis.server.stop();
     let workCalls = 0;
     const work = (): void => void workCalls++;
 
@@ -105,7 +97,7 @@ describe('store failures', () => {
     const quietFrom = performance.now() + 2 * STORE_TIMEOUT;
     await waitFor(
       'ioredis to settle its queue',
-      () => performance.now() > quietFrom && drained(client),
+      () => performance.now() > quietFrom && drained(redis.client),
       10_000,
     );
     await afterRejectionChecks();
@@ -114,8 +106,8 @@ describe('store failures', () => {
   });
 
   it.each([
-    ['stopped', (): Promise<void> => server.stop()],
-    ['paused (up but silent)', async (): Promise<void> => server.pause()],
+    ['stopped', (): Promise<void> => redis.server.stop()],
+    ['paused (up but silent)', async (): Promise<void> => redis.server.pause()],
   ])(
     "declares a held lock lost as 'unreachable' at its local deadline when Redis is %s",
     async (_, outage) => {
@@ -141,39 +133,39 @@ describe('store failures', () => {
   );
 
   it("says 'unreachable', not 'expired', when the renewal is still unanswered at the deadline", async () => {
-    const slow = createTestEngine(client, { storeTimeout: 2_000 });
+    const slow = createTestEngine(redis.client, { storeTimeout: 2_000 });
     try {
       const lock = await slow.acquire('k', { ttl: 300 });
-      server.pause();
+      redis.server.pause();
       await within('the loss', abortTime(lock.signal), 2_000);
       expect(lock.signal.reason).toMatchObject({ reason: 'unreachable' });
     } finally {
-      server.resume();
+      redis.server.resume();
       await slow.close();
     }
   });
 
   it('works again after Redis restarts: acquire, release and release notifications', async () => {
-    const other = createTestEngine(probe, { storeTimeout: STORE_TIMEOUT });
+    const other = createTestEngine(redis.probe, { storeTimeout: STORE_TIMEOUT });
     const lostDuringOutage = await engine.acquire('k', { ttl: 600 });
-    await server.stop();
+    await redis.server.stop();
     await within('the loss', abortTime(lostDuringOutage.signal), 3_000);
 
-    await server.restart();
+    await redis.server.restart();
     await waitFor(
       'the clients to reconnect',
-      () => client.status === 'ready' && probe.status === 'ready',
+      () => redis.client.status === 'ready' && redis.probe.status === 'ready',
       5_000,
     );
 
     // A fresh server has no scripts loaded: this also covers the NOSCRIPT fallback.
     const lock = await engine.acquire('k', { wait: 0 });
-    expect(await probe.get('lock:k')).toBe(lock.token);
+    expect(await redis.probe.get('lock:k')).toBe(lock.token);
     // Notifications work too: pollCap is 1 s, so a wake-up well under it came from PUBLISH.
     const waiting = outcome(other.acquire('k', { wait: 5_000 }));
     await waitFor(
       'the waiter to subscribe',
-      async () => (await activeChannels(client)).length === 1,
+      async () => (await activeChannels(redis.client)).length === 1,
     );
     const lag = loopLag();
     const releasedAt = performance.now();
@@ -191,14 +183,14 @@ describe('store failures', () => {
 
     // The lock lost in the outage has no key to give back.
     expect(await lostDuringOutage.release()).toBe('expired');
-    expect(await scanKeys(probe)).toEqual([]);
+    expect(await scanKeys(redis.probe)).toEqual([]);
   });
 
   it('gives back a key won by an acquire that answered after its timeout', async () => {
-    const before = await commandCalls(probe);
+    const before = await commandCalls(redis.probe);
     const lag = loopLag();
     const calledAt = performance.now();
-    server.pause();
+    redis.server.pause();
     const result = await outcome(engine.acquire('k', { wait: 0 }));
     const slack = lag.stop();
     figure('store-errors: paused -> acquire timed out after (ms)', result.at - calledAt);
@@ -206,30 +198,30 @@ describe('store failures', () => {
     expect(result.at - calledAt).toBeLessThanOrEqual(STORE_TIMEOUT + MARGIN + slack);
 
     // On resume the queued ACQUIRE runs and takes the key; the engine must release it.
-    server.resume();
+    redis.server.resume();
     await waitFor(
       'the late win to be released',
-      async () => drained(client) && (await scanKeys(probe)).length === 0,
+      async () => drained(redis.client) && (await scanKeys(redis.probe)).length === 0,
     );
     // The key really was won and given back: RELEASE deleted it and published the release.
     await waitFor('the RELEASE to run', async () => {
-      const ran = callsBetween(before, await commandCalls(probe));
+      const ran = callsBetween(before, await commandCalls(redis.probe));
       return ran.del === 1 && ran.publish === 1;
     });
     expect(engineInternals(engine)).toMatchObject({ queues: 0, held: 0 });
   });
 
   it('drops a subscription that answered after its timeout', async () => {
-    await probe.set('lock:k', 'someone-else', 'PX', 60_000);
+    await redis.probe.set('lock:k', 'someone-else', 'PX', 60_000);
     // Freeze Redis between the first attempt (busy) and the waiter's SUBSCRIBE.
     const freeze = engine.events$.subscribe(
-      (event) => event.type === 'contended' && server.pause(),
+      (event) => event.type === 'contended' && redis.server.pause(),
     );
     const result = await outcome(engine.acquire('k', { wait: 5_000 }));
     freeze.unsubscribe();
     expect(result.error).toBeInstanceOf(LockStoreError);
 
-    server.resume();
+    redis.server.resume();
     // Once the SUBSCRIBE has its answer, whichever way, the notifier must hold nothing.
     await waitFor(
       'the SUBSCRIBE to settle',
@@ -237,6 +229,6 @@ describe('store failures', () => {
       5_000,
     );
     expect(engineInternals(engine).notifierChannels).toBe(0);
-    expect(await activeChannels(probe)).toEqual([]);
+    expect(await activeChannels(redis.probe)).toEqual([]);
   });
 });

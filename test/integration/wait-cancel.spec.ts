@@ -2,8 +2,8 @@ import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import type { Lock } from '../../lib/core/lock.interface.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
-import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
+import { useRedisServer } from '../harness/use-redis.js';
 import {
   activeChannels,
   callsBetween,
@@ -20,48 +20,37 @@ import {
 const CHANNEL = '{lock:k}:released';
 
 describe('giving up a wait', () => {
-  let server: RedisServer;
-  let probe: Redis;
+  // redis.client is the waiter's connection; the holder has its own.
+  const redis = useRedisServer();
   let holderClient: Redis;
-  let waiterClient: Redis;
   // Two engines on two connections stand for two processes.
   let holderEngine: LockEngine;
   let engine: LockEngine;
   let holder: Lock;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    probe = server.client();
-    holderClient = server.client();
-    waiterClient = server.client();
-  });
-
-  afterAll(async () => {
-    probe.disconnect();
-    holderClient.disconnect();
-    waiterClient.disconnect();
-    await server.stop();
+  beforeAll(() => {
+    holderClient = redis.connect();
   });
 
   beforeEach(async () => {
     holderEngine = createTestEngine(holderClient);
-    engine = createTestEngine(waiterClient);
+    engine = createTestEngine(redis.client);
     holder = await holderEngine.acquire('k', { ttl: 10_000 });
   });
 
   afterEach(async () => {
     await engine.close();
     await holderEngine.close();
-    await probe.flushall();
+    await redis.probe.flushall();
   });
 
   /** The waiter is gone without a trace: no subscription, no queue, only the holder's key. */
   async function expectNothingLeftBehind(): Promise<void> {
     await waitFor(
       'the release channel to be unsubscribed',
-      async () => (await activeChannels(probe)).length === 0,
+      async () => (await activeChannels(redis.probe)).length === 0,
     );
-    expect(await probe.pubsub('NUMSUB', CHANNEL)).toEqual([CHANNEL, 0]);
+    expect(await redis.probe.pubsub('NUMSUB', CHANNEL)).toEqual([CHANNEL, 0]);
     expect(engineInternals(engine)).toEqual({
       queues: 0,
       held: 0,
@@ -69,11 +58,11 @@ describe('giving up a wait', () => {
       notifierChannels: 0,
       notifierPending: 0,
     });
-    expect(await scanKeys(probe)).toEqual(['lock:k']);
-    expect(await probe.get('lock:k')).toBe(holder.token);
+    expect(await scanKeys(redis.probe)).toEqual(['lock:k']);
+    expect(await redis.probe.get('lock:k')).toBe(holder.token);
     // With no waiter left, the freed key must stay free.
     expect(await holder.release()).toBe('released');
-    expect(await scanKeys(probe)).toEqual([]);
+    expect(await scanKeys(redis.probe)).toEqual([]);
   }
 
   it('throws LockBusyError after about `wait` ms', async () => {
@@ -96,15 +85,15 @@ describe('giving up a wait', () => {
     const controller = new AbortController();
     const reason = new Error('request cancelled');
     controller.abort(reason);
-    const before = await commandCalls(probe);
+    const before = await commandCalls(redis.probe);
 
     const busy = await outcome(engine.acquire('k', { signal: controller.signal }));
     const free = await outcome(engine.acquire('other', { signal: controller.signal }));
-    await waiterClient.ping(); // anything sent on the engine's connection has now been run
+    await redis.client.ping(); // anything sent on the engine's connection has now been run
 
     expect(busy.error).toBe(reason);
     expect(free.error).toBe(reason);
-    expect(callsBetween(before, await commandCalls(probe))).toEqual({});
+    expect(callsBetween(before, await commandCalls(redis.probe))).toEqual({});
     await expectNothingLeftBehind();
   });
 
@@ -126,7 +115,7 @@ describe('giving up a wait', () => {
     const pending = outcome(engine.acquire('k', { wait, signal: controller.signal }));
     // Subscribed means queued and asleep: the first attempt is over.
     await waitFor('the waiter to subscribe', async () =>
-      (await activeChannels(probe)).includes(CHANNEL),
+      (await activeChannels(redis.probe)).includes(CHANNEL),
     );
 
     const lag = loopLag();

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { productKeys } from '../../../sample-app/src/products/product.keys.js';
+import { scanKeys } from '../../harness/scan-keys.js';
 
 /** What Redis says about a product after a sale, read straight from its keys. */
 export interface SaleAudit {
@@ -34,21 +35,9 @@ export async function auditSale(redis: Redis, productId: number): Promise<SaleAu
   };
 }
 
-/** Every key matching `pattern`, by SCAN (never KEYS), sorted. */
-export async function keysMatching(redis: Redis, pattern = '*'): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    found.push(...batch);
-    cursor = next;
-  } while (cursor !== '0');
-  return found.sort();
-}
-
 /** The lock keys (default `lock:` prefix) still in Redis: a finished sale must leave none. */
 export function lockKeys(redis: Redis): Promise<string[]> {
-  return keysMatching(redis, 'lock:*');
+  return scanKeys(redis, 'lock:*');
 }
 
 /** The product lock's key, and its fence counter (kept on purpose: fences must only grow). */

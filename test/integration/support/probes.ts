@@ -4,6 +4,8 @@ import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../../lib/core/lock-engine.js';
 import type { LockEvent } from '../../../lib/core/lock.events.js';
 
+export { scanKeys } from '../../harness/scan-keys.js';
+
 /**
  * The real `process`. Jest hands each test file a copy of it, and listeners added to the copy
  * never hear `unhandledRejection` or `uncaughtException`; `runInThisContext` evaluates in
@@ -102,18 +104,6 @@ export function callsBetween(
     if (ran > 0 && !ignore.includes(name)) delta[name] = ran;
   }
   return delta;
-}
-
-/** Every key in the database, by SCAN (never KEYS). */
-export async function scanKeys(client: Redis, match = '*'): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await client.scan(cursor, 'MATCH', match, 'COUNT', 1000);
-    keys.push(...batch);
-    cursor = next;
-  } while (cursor !== '0');
-  return keys.sort();
 }
 
 /** Pub/sub channels with at least one subscriber, server-wide. */
