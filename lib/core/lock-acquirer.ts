@@ -1,4 +1,4 @@
-import { LockBusyError } from '../errors/lock.errors.js';
+import { LockBusyError, LockStoreError } from '../errors/lock.errors.js';
 import type { NodeOutcome } from '../stores/lock-store.interface.js';
 import { shutDown, type EngineContext } from './engine-context.js';
 import type { Lock } from './lock.interface.js';
@@ -100,7 +100,7 @@ export class LockAcquirer {
       };
       const remaining = request.startedAt + wait - performance.now();
       if (remaining < MAX_TTL) {
-        timer = setTimeout(() => giveUp(this.busy(request)), Math.max(1, remaining));
+        timer = setTimeout(() => giveUp(this.waitRanOut(request, queue)), Math.max(1, remaining));
       }
       // The signal may have fired while the first attempt was in flight: no event comes then.
       if (signal?.aborted) return giveUp(signal.reason);
@@ -174,6 +174,19 @@ export class LockAcquirer {
       throw failure.reason;
     }
     return unsubscribeAll;
+  }
+
+  /** Busy, unless the store left the queue without an answer for much of the wait. */
+  private waitRanOut(request: LockRequest, queue: WaitQueue): Error {
+    const silent = queue.silentSince();
+    const { wait } = request.options;
+    if (silent === undefined || silent > request.startedAt + wait / 2) return this.busy(request);
+    const since = Math.round(performance.now() - silent);
+    return new LockStoreError(
+      request.label,
+      `the store has not answered for ${since} ms, longer than half the wait of ${wait} ms, so ` +
+        'this may not be contention. Check the Redis connection.',
+    );
   }
 
   private busy(request: LockRequest): LockBusyError {

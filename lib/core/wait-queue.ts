@@ -48,6 +48,10 @@ export class WaitQueue {
   private unsubscribe?: () => void;
   /** Other processes were waiting at the last release here. */
   private contested = false;
+  /** When the store call now in flight for the head was sent. */
+  private headCallSince?: number;
+  /** When the oldest attempt in flight outside the queue was sent. */
+  private outsideSince?: number;
 
   constructor(private readonly driver: QueueDriver) {}
 
@@ -61,11 +65,11 @@ export class WaitQueue {
   }
 
   beginOutsideAttempt(): void {
-    this.outside++;
+    if (this.outside++ === 0) this.outsideSince = performance.now();
   }
 
   endOutsideAttempt(acquired: boolean): void {
-    this.outside--;
+    if (--this.outside === 0) this.outsideSince = undefined;
     if (acquired) this.holders++;
     this.latch.notify();
     this.settleIfIdle();
@@ -131,8 +135,19 @@ export class WaitQueue {
     }
   }
 
+  /**
+   * When the store call this queue is blocked on was sent, if one is in flight. A waiter whose
+   * wait runs out while the store has not answered for that long was kept waiting by the store,
+   * not by a holder.
+   */
+  silentSince(): number | undefined {
+    const calls = [this.headCallSince, this.outsideSince].filter((at) => at !== undefined);
+    return calls.length > 0 ? Math.min(...calls) : undefined;
+  }
+
   /** Subscribes first (so no release between attempt and sleep is missed), then tries. */
   private async attempt(head: Waiter): Promise<AttemptOutcome | undefined> {
+    this.headCallSince = performance.now();
     try {
       this.unsubscribe ??= await this.driver.subscribe(() => this.latch.notify());
       return await head.attempt();
@@ -141,6 +156,8 @@ export class WaitQueue {
       // than making each wait for its own timeout in turn.
       this.failAll(error);
       return undefined;
+    } finally {
+      this.headCallSince = undefined;
     }
   }
 

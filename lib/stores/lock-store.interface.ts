@@ -69,8 +69,11 @@ export interface LockStore {
   drift?(ttl: number): number;
   /** Takes every key if all are free, atomically; otherwise changes nothing. */
   tryAcquire(request: AcquireRequest): Promise<AcquireAttempt>;
-  /** Deletes the keys that still hold `token`, notifies their waiters; never touches others. */
-  release(keys: readonly string[], token: string): Promise<ReleaseReport>;
+  /**
+   * Deletes the keys that still hold `token` and notifies their waiters (unless `quiet`: a lock
+   * given back unused wakes nobody); never touches another owner's key.
+   */
+  release(keys: readonly string[], token: string, quiet?: boolean): Promise<ReleaseReport>;
   /** Re-arms the leases still held by their tokens, all in one round trip. */
   extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
   /**

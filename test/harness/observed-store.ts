@@ -42,8 +42,8 @@ export class ObservedStore implements LockStore {
     };
   }
 
-  release(keys: readonly string[], token: string): Promise<ReleaseReport> {
-    return this.inner.release(keys, token);
+  release(keys: readonly string[], token: string, quiet?: boolean): Promise<ReleaseReport> {
+    return this.inner.release(keys, token, quiet);
   }
 
   extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {

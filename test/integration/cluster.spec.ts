@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Cluster } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockKeyError } from '../../lib/errors/lock.errors.js';
@@ -15,12 +16,13 @@ import type {
   ClusterMutexWorkerConfig,
   ClusterMutexWorkerResult,
 } from '../fixtures/cluster-mutex-worker.js';
+import { outcome, waitFor } from './support/probes.js';
 import { engineOn, namesOnDistinctMasters, percentile } from './support/scale-out.js';
 
 const PROCESSES = 3;
 const LOOPS_PER_KEY = 8;
-// Per loop and key: 3 processes × 8 loops × 60 = 1440 sections on each of the 3 masters. Fewer
-// than the single-server run (7200 on one key), since all three keys run at once.
+// Per loop: 3 processes × 8 loops × 60 = 1440 sections on each key, one key per master. Fewer
+// than the single-server run's 7200, since the three keys (and a control key) run at once.
 const ITERATIONS = 60;
 
 describe('locks on a Redis Cluster (3 masters, 1 replica each)', () => {
@@ -147,6 +149,29 @@ describe('locks on a Redis Cluster (3 masters, 1 replica each)', () => {
     const next = await second.tryAcquire(['order:{42}:payment', 'order:{42}:refund']);
     expect(next?.keys).toEqual(['order:{42}:payment', 'order:{42}:refund']);
     await next!.release();
+  });
+
+  it('parks a waiter on a fail-fast client (enableOfflineQueue: false) and wakes it on release', async () => {
+    const failFast = client({ enableOfflineQueue: false });
+    if (failFast.status !== 'ready') await once(failFast, 'ready');
+    const observed = new ObservedStore(new RedisLockStore(failFast));
+    const waiter = engineOn(observed);
+    engines.push(waiter);
+    const holder = engine({ redis: client() });
+    const held = await holder.acquire('fail-fast', { ttl: 10_000 });
+    let parked = false;
+    let settled = false;
+    observed.onParked = () => (parked = true);
+
+    const waiting = outcome(waiter.acquire('fail-fast', { ttl: 10_000, wait: 5_000 }));
+    void waiting.then(() => (settled = true));
+    await waitFor('the waiter to park (or give up)', () => parked || settled, 5_000);
+    const releasing = outcome(held.release());
+    const result = await waiting;
+
+    expect(result.error).toBeUndefined();
+    expect((await releasing).value).toBe('released');
+    await result.value?.release();
   });
 
   it('wakes a waiter in another engine by sharded notification: hand-off p99 under 10 ms on every master', async () => {

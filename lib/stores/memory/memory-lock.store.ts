@@ -33,17 +33,17 @@ export class MemoryLockStore implements LockStore {
     return { acquired: true, fences: keys.map((key) => this.nextFence(key)) };
   }
 
-  async release(keys: readonly string[], token: string): Promise<ReleaseReport> {
-    return { result: this.releaseKeys(keys, token), waitersElsewhere: false };
+  async release(keys: readonly string[], token: string, quiet = false): Promise<ReleaseReport> {
+    return { result: this.releaseKeys(keys, token, quiet), waitersElsewhere: false };
   }
 
-  private releaseKeys(keys: readonly string[], token: string): ReleaseResult {
+  private releaseKeys(keys: readonly string[], token: string, quiet: boolean): ReleaseResult {
     let outcome: ReleaseResult = 'released';
     for (const key of keys) {
       const entry = this.live(key);
       if (entry?.token === token) {
         this.entries.delete(key);
-        this.notify(key);
+        if (!quiet) this.notify(key);
       } else if (entry) {
         outcome = 'stolen';
       } else if (outcome === 'released') {

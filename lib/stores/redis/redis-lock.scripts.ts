@@ -47,8 +47,8 @@ return result
 
 /**
  * Compare-and-delete, then wake the waiters of each released key.
- * KEYS: the n lock keys. ARGV[1]: owner token; ARGV[2]: 'PUBLISH' or 'SPUBLISH';
- * ARGV[3..n+2]: the release channel of each key.
+ * KEYS: the n lock keys. ARGV[1]: owner token; ARGV[2]: 'PUBLISH', 'SPUBLISH', or '' to wake
+ * nobody (giving back a lock nobody used); ARGV[3..n+2]: the release channel of each key.
  * Returns {outcome, subscribers}: outcome 1 if every key was ours and is deleted, 0 if one had
  * expired (and none was stolen), -1 if another owner holds one (that key is left untouched);
  * subscribers: how many connections the notifications reached.
@@ -60,7 +60,7 @@ for i = 1, #KEYS do
   local holder = redis.call('GET', KEYS[i])
   if holder == ARGV[1] then
     redis.call('DEL', KEYS[i])
-    subscribers = subscribers + redis.call(ARGV[2], ARGV[i + 2], '')
+    if ARGV[2] ~= '' then subscribers = subscribers + redis.call(ARGV[2], ARGV[i + 2], '') end
   elseif holder then
     outcome = -1
   elseif outcome == 1 then

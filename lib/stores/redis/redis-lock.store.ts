@@ -59,10 +59,15 @@ export class RedisLockStore implements LockStore {
     }
     this.notifier = this.cluster
       ? new ReleaseNotifier(
-          () => (client as Cluster).duplicate([], { shardedSubscribers: true }),
+          // The subscriber queues commands until it is connected, whatever the user's client does.
+          () =>
+            (client as Cluster).duplicate([], {
+              shardedSubscribers: true,
+              enableOfflineQueue: true,
+            }),
           true,
         )
-      : new ReleaseNotifier(() => (client as Redis).duplicate(), false);
+      : new ReleaseNotifier(() => (client as Redis).duplicate({ enableOfflineQueue: true }), false);
   }
 
   checkKeys(keys: readonly string[]): void {
@@ -127,8 +132,8 @@ export class RedisLockStore implements LockStore {
     ])) as number[];
   }
 
-  async release(keys: readonly string[], token: string): Promise<ReleaseReport> {
-    const publish = this.cluster ? 'SPUBLISH' : 'PUBLISH';
+  async release(keys: readonly string[], token: string, quiet = false): Promise<ReleaseReport> {
+    const publish = quiet ? '' : this.cluster ? 'SPUBLISH' : 'PUBLISH';
     const channels = keys.map(channelOf);
     const [code, subscribers] = (await runScript(this.client, RELEASE, keys, [
       token,

@@ -56,7 +56,9 @@ export class RedlockLockStore implements LockStore {
       return { acquired: true };
     // Give back every node that took it or may have (no answer), even after the timeout.
     calls.forEach((call, i) => {
-      const giveBack = (): Promise<unknown> => this.nodes[i].release(request.keys, request.token);
+      // Quietly: waking every waiter for a split vote makes them all split again, in step.
+      const giveBack = (): Promise<unknown> =>
+        this.nodes[i].release(request.keys, request.token, true);
       call.then((result) => result.acquired && giveBack(), giveBack).catch(() => undefined);
     });
     const nodes = describeNodes(
@@ -68,12 +70,21 @@ export class RedlockLockStore implements LockStore {
     const pttls = answers.flatMap((a) =>
       a.ok && !a.value.acquired && a.value.pttl >= 0 ? [a.value.pttl] : [],
     );
-    return { acquired: false, pttl: pttls.length > 0 ? Math.min(...pttls) : 0, nodes };
+    // Too few nodes are busy for anyone else to hold a quorum: a split vote (or a win that came
+    // too late). Nobody will release, so retry after a short random delay instead of a lease.
+    if (pttls.length < this.settings.quorum) {
+      return {
+        acquired: false,
+        pttl: Math.ceil(Math.random() * Math.min(50, request.ttl / 10)),
+        nodes,
+      };
+    }
+    return { acquired: false, pttl: Math.min(...pttls), nodes };
   }
 
-  async release(keys: readonly string[], token: string): Promise<ReleaseReport> {
+  async release(keys: readonly string[], token: string, quiet = false): Promise<ReleaseReport> {
     const answers = await askAll(this.nodes, this.settings.nodeTimeout, (node) =>
-      node.release(keys, token),
+      node.release(keys, token, quiet),
     );
     const reports = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
     if (reports.length === 0) this.requireQuorum(answers, keys, 'release');
