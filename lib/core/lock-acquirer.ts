@@ -137,8 +137,8 @@ export class LockAcquirer {
 
   private queueFor(request: LockRequest): WaitQueue {
     const id = request.fullKeys.join('\n');
-    let queue = this.queues.get(id);
-    if (queue) return queue;
+    const existing = this.queues.get(id);
+    if (existing) return existing;
     const created: WaitQueue = new WaitQueue({
       subscribe: (onRelease) => this.subscribe(request, onRelease),
       discard: (grant) => this.context.giveBack(request.fullKeys, grant.token),
