@@ -62,7 +62,15 @@ describe('Redlock when nodes answer late', () => {
   /** Connected and scripts loaded, so the timed attempt is one round trip per node. */
   async function warm(engine: LockEngine): Promise<LockEngine> {
     engines.push(engine);
-    await (await engine.acquire('warm-up')).release();
+    await engine.init(); // connects every node, as LockModule does at startup
+    await waitFor(
+      'a warm-up lock',
+      async () => {
+        const lock = await engine.acquire('warm-up').catch(() => undefined);
+        return lock && (await lock.release());
+      },
+      10_000,
+    );
     return engine;
   }
 

@@ -18,6 +18,9 @@ import {
   type ResolvedRedlockOptions,
 } from './redlock-options.js';
 
+/** How long startup waits for each node to connect. */
+const CONNECT_TIMEOUT = 5_000;
+
 export interface RedlockLockStoreOptions extends RedlockOptions {
   /** Close the clients when the store closes. @default false */
   ownsClients?: boolean;
@@ -40,6 +43,14 @@ export class RedlockLockStore implements LockStore {
     this.nodes = clients.map(
       (client) => new RedisLockStore(client, { ownsClient: options.ownsClients }),
     );
+  }
+
+  /**
+   * Connects to every node before the first lock: a connection opened inside an acquire would
+   * spend the per-node timeout on the TCP handshake. Unreachable nodes are not fatal here.
+   */
+  async init(): Promise<void> {
+    await askAll(this.nodes, CONNECT_TIMEOUT, (node) => node.ping());
   }
 
   drift(ttl: number): number {
