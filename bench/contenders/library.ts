@@ -1,0 +1,31 @@
+import { LockBusyError, LockService } from '../../lib/index.js';
+import { connect, quit } from './connect.js';
+import type { Contender } from './contender.js';
+
+/**
+ * This library through its public face, `LockService`, on one ioredis connection (plus the
+ * subscriber connection it duplicates for release notifications). Built directly rather than
+ * through Nest DI: tsx emits no decorator metadata. Default module options in every cell.
+ */
+export async function createLibrary(url: string): Promise<Contender> {
+  const client = await connect(url);
+  const service = new LockService({ redis: client });
+  await service.onModuleInit();
+  return {
+    name: 'library',
+    settings: 'LockService defaults (ttl/wait given per cell; release notifications)',
+    async acquire(key, { ttl, wait, signal }) {
+      try {
+        const lock = await service.acquire(key, { ttl, wait, signal });
+        return { release: async () => void (await lock.release()) };
+      } catch (error) {
+        if (error instanceof LockBusyError || signal?.aborted) return undefined;
+        throw error;
+      }
+    },
+    async close() {
+      await service.onApplicationShutdown();
+      await quit(client);
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import type { CellResult, ScenarioResult } from './results.js';
+
+interface Column {
+  readonly header: string;
+  readonly figure: string;
+  readonly digits?: number;
+}
+
+const num = (header: string, figure: string, digits = 0): Column => ({ header, figure, digits });
+
+/** Columns shown per scenario; every figure is also in the JSON. */
+const COLUMNS: Record<number, Column[]> = {
+  1: [
+    num('cycles/s', 'cyclesPerSec'),
+    num('p50 ms', 'p50', 3),
+    num('p99 ms', 'p99', 3),
+    num('× raw', 'ratioToRaw', 2),
+    num('min', 'ratioToRawMin', 2),
+    num('max', 'ratioToRawMax', 2),
+    num('cmds/cycle', 'cmdsPerCycle', 1),
+    num('top-level/cycle', 'topLevelPerCycle', 1),
+  ],
+  2: hotKeyColumns(),
+  3: [
+    ...hotKeyColumns(),
+    num('proc min %', 'processShareMinPct'),
+    num('proc max %', 'processShareMaxPct'),
+  ],
+  4: [
+    num('buys/s', 'buysPerSec'),
+    num('× redlock', 'ratioToRedlock', 2),
+    num('min', 'ratioToRedlockMin', 2),
+    num('max', 'ratioToRedlockMax', 2),
+    num('sold', 'sold'),
+    num('sold out', 'soldOut'),
+    num('not acq.', 'notAcquired'),
+    num('oversold', 'oversold'),
+    num('p50 ms', 'p50', 1),
+    num('p99 ms', 'p99', 1),
+    num('overlaps', 'overlaps'),
+    num('cmds/buy', 'cmdsPerBuy', 1),
+    num('top-level/buy', 'topLevelPerBuy', 1),
+  ],
+  5: [
+    num('top-level/s', 'topLevelPerSec', 1),
+    num('cmds/s', 'cmdsPerSec'),
+    num('leases renewed/s', 'leasesRenewedPerSec'),
+    num('calls/tick', 'callsPerTick', 2),
+    num('heap held MB', 'heapHeldMB', 1),
+    num('heap growth MB', 'heapGrowthMB', 1),
+    num('after release MB', 'heapAfterReleaseMB', 1),
+    num('keys at end', 'keysAtEnd'),
+    num('lost', 'lost'),
+    num('release errors', 'releaseErrors'),
+    num('acquire ms', 'acquireMs'),
+  ],
+};
+
+function hotKeyColumns(): Column[] {
+  return [
+    num('locks/s', 'locksPerSec'),
+    num('% max', 'pctOfMax', 1),
+    num('max/s', 'theoreticalMax'),
+    num('cs ms', 'csMs', 2),
+    num('RTT ms', 'rttMs', 3),
+    num('idle RTT', 'rttAfterIdleMs', 3),
+    num('hand-off p50', 'handoffP50', 3),
+    num('p99', 'handoffP99', 2),
+    num('self %', 'selfHandoffPct', 1),
+    num('wait p99 ms', 'waitP99', 1),
+    num('least', 'leastServed'),
+    num('least %', 'leastServedPct'),
+    num('most %', 'mostServedPct'),
+    num('0-lock', 'zeroLockWorkers'),
+    num('cmds/lock', 'cmdsPerLock', 2),
+    num('top-level', 'topLevelPerLock', 2),
+    num('overlaps', 'overlaps'),
+  ];
+}
+
+export function formatNumber(value: number | undefined, digits = 0): string {
+  if (value === undefined || Number.isNaN(value)) return '–';
+  if (!Number.isFinite(value)) return value > 0 ? '∞' : '−∞';
+  return value.toLocaleString('en-US', {
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
+}
+
+/** The scenario's rows: one per contender per cell, first two columns cell and contender. */
+export function tableRows(scenario: ScenarioResult): string[][] {
+  const columns = COLUMNS[scenario.id];
+  const header = ['cell', 'contender', ...columns.map((column) => column.header)];
+  const rows = scenario.cells.flatMap((cell: CellResult) =>
+    cell.results.map((result) => [
+      cell.cell,
+      result.contender,
+      ...columns.map((column) => formatNumber(result.figures[column.figure], column.digits)),
+    ]),
+  );
+  return [header, ...rows];
+}
+
+/** Plain-text table with right-aligned figures. */
+export function renderText(rows: readonly string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  return rows
+    .map((row) =>
+      row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '),
+    )
+    .join('\n');
+}
+
+export function renderMarkdown(rows: readonly string[][]): string {
+  const line = (row: readonly string[]): string => `| ${row.join(' | ')} |`;
+  const rule = rows[0].map((_, i) => (i < 2 ? '---' : '---:'));
+  return [line(rows[0]), line(rule), ...rows.slice(1).map(line)].join('\n');
+}

@@ -1,0 +1,102 @@
+import { combineReps, rotation, type Figures } from './aggregate.js';
+import { median } from './stats.js';
+
+/** One contender in one cell: figures combined over repetitions, and each repetition's own. */
+export interface ContenderResult {
+  readonly contender: string;
+  readonly settings: string;
+  readonly figures: Figures;
+  readonly reps: readonly Figures[];
+  /** Server commands per lock by name, largest first (last repetition). */
+  readonly commandMix?: string;
+}
+
+export interface CellResult {
+  readonly cell: string;
+  readonly params: Record<string, number>;
+  readonly results: readonly ContenderResult[];
+}
+
+export interface ScenarioResult {
+  readonly id: number;
+  readonly title: string;
+  readonly cells: readonly CellResult[];
+  readonly notes: readonly string[];
+}
+
+export interface RunOutcome {
+  readonly figures: Figures;
+  readonly commandMix?: string;
+}
+
+export interface Runnable {
+  readonly name: string;
+  readonly settings: string;
+}
+
+/**
+ * Runs one cell: every contender once per repetition, in an order rotated each repetition, so
+ * that drift in machine load falls on all of them alike. Then combines the repetitions.
+ */
+export async function runCell<C extends Runnable>(
+  cell: string,
+  params: Record<string, number>,
+  contenders: readonly C[],
+  reps: number,
+  run: (contender: C, rep: number) => Promise<RunOutcome>,
+  log: (line: string) => void,
+): Promise<CellResult> {
+  const outcomes = new Map<C, RunOutcome[]>(contenders.map((contender) => [contender, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    for (const contender of rotation(contenders, rep)) {
+      const outcome = await run(contender, rep);
+      outcomes.get(contender)!.push(outcome);
+      log(`  ${cell} rep ${rep + 1}/${reps} ${contender.name}: ${headline(outcome.figures)}`);
+    }
+  }
+  const results = contenders.map((contender) => {
+    const runs = outcomes.get(contender)!;
+    const repFigures = runs.map((outcome) => outcome.figures);
+    return {
+      contender: contender.name,
+      settings: contender.settings,
+      figures: combineReps(repFigures),
+      reps: repFigures,
+      commandMix: runs.at(-1)?.commandMix,
+    };
+  });
+  return { cell, params, results };
+}
+
+function headline(figures: Figures): string {
+  return Object.entries(figures)
+    .slice(0, 4)
+    .map(([name, value]) => `${name}=${Number.isInteger(value) ? value : value.toFixed(2)}`)
+    .join(' ');
+}
+
+/**
+ * Adds `name`: each contender's `figure` over the baseline's, as the median of per-repetition
+ * ratios (the runs of one repetition are adjacent in time, so they share the machine's load),
+ * with the min and max of those ratios to show the noise the median saw through.
+ */
+export function withPairedRatio(
+  cell: CellResult,
+  baseline: string,
+  figure: string,
+  name: string,
+): CellResult {
+  const base = cell.results.find((result) => result.contender === baseline);
+  if (!base) return cell;
+  const results = cell.results.map((result) => {
+    const ratios = result.reps.map((figures, rep) => figures[figure] / base.reps[rep][figure]);
+    const figures = {
+      ...result.figures,
+      [name]: median(ratios),
+      [`${name}Min`]: Math.min(...ratios),
+      [`${name}Max`]: Math.max(...ratios),
+    };
+    return { ...result, figures };
+  });
+  return { ...cell, results };
+}

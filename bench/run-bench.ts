@@ -1,0 +1,98 @@
+/**
+ * The benchmark of issue 6: this library against node-redlock, redis-semaphore and the raw
+ * SET NX floor, on one Redis server, interleaved and repeated. `npm run bench -- --help`.
+ */
+import { fileURLToPath } from 'node:url';
+import { cleanupOnSignals, runCleanup } from './cleanup.js';
+import { countClientCommands, verifyScriptCounting } from './command-counter.js';
+import type { ScenarioContext } from './context.js';
+import { parseOptions } from './options.js';
+import { overlapSelfTest } from './overlap-self-test.js';
+import { openRedisTarget } from './redis-target.js';
+import { writeResultsMarkdown } from './report-markdown.js';
+import { renderText, tableRows } from './report-table.js';
+import type { ScenarioResult } from './results.js';
+import { collectMeta, formatLoad } from './run-meta.js';
+import { runUncontended } from './scenario-1-uncontended.js';
+import { runHotKey } from './scenario-2-hot-key.js';
+import { runMultiProcess } from './scenario-3-multi-process.js';
+import { runFlashSale } from './scenario-4-flash-sale.js';
+import { runHeldLocks } from './scenario-5-held-locks.js';
+import { checkTargets } from './targets.js';
+
+const SCENARIOS: Record<number, (context: ScenarioContext) => Promise<ScenarioResult>> = {
+  1: runUncontended,
+  2: runHotKey,
+  3: runMultiProcess,
+  4: runFlashSale,
+  5: runHeldLocks,
+};
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const options = parseOptions(argv);
+  // With --json, stdout carries only the JSON document.
+  const print = options.json ? console.error : console.log;
+  const log = (line: string): void => console.error(line);
+  cleanupOnSignals();
+  countClientCommands();
+  const meta = collectMeta(argv);
+  const started = performance.now();
+  const target = await openRedisTarget(log);
+  try {
+    meta.redis = target.version;
+    meta.scriptCommandsCounted = await verifyScriptCounting(target.admin);
+    meta.selfTest = await overlapSelfTest();
+    log(`Redis ${target.version} at ${target.url}; load average ${meta.loadAverageStart}`);
+    log(`Overlap self-test: ${meta.selfTest.overlaps} overlaps (must be > 0)`);
+    const scenarios: ScenarioResult[] = [];
+    for (const id of options.scenarios) {
+      log(`Scenario ${id}…`);
+      const scenarioStart = performance.now();
+      const loadAtStart = formatLoad();
+      const ran = await runScenario(id, { target, options, log });
+      const seconds = ((performance.now() - scenarioStart) / 1000).toFixed(0);
+      const note = `Took ${seconds} s; load average at its start: ${loadAtStart}.`;
+      const result = { ...ran, notes: [...ran.notes, note] };
+      log(`Scenario ${id} took ${seconds} s`);
+      scenarios.push(result);
+      print(`\n${id}. ${result.title}\n${renderText(tableRows(result))}`);
+    }
+    meta.loadAverageEnd = formatLoad();
+    meta.durationSec = (performance.now() - started) / 1000;
+    const targets = checkTargets(scenarios, meta.selfTest.overlaps);
+    print('\nTargets');
+    const rows = targets.map((check) => [
+      check.pass ? 'pass' : 'MISS',
+      `${check.scenario}. ${check.target}${check.anchor ? ' (anchor)' : ''}`,
+      check.measured,
+    ]);
+    print(renderText([['result', 'target', 'measured'], ...rows]));
+    if (options.json) console.log(JSON.stringify({ meta, scenarios, targets }, null, 2));
+    if (options.writeResults) {
+      const path = fileURLToPath(new URL('RESULTS.md', import.meta.url));
+      await writeResultsMarkdown(path, meta, scenarios, targets);
+      log(`Wrote ${path}`);
+    }
+    log(`Done in ${meta.durationSec.toFixed(0)} s.`);
+  } finally {
+    await target.close();
+    await runCleanup();
+  }
+}
+
+/** A scenario that fails is reported as such, and the run goes on with the next one. */
+async function runScenario(id: number, context: ScenarioContext): Promise<ScenarioResult> {
+  try {
+    return await SCENARIOS[id](context);
+  } catch (error) {
+    context.log(`Scenario ${id} FAILED: ${(error as Error).stack ?? String(error)}`);
+    return { id, title: `Scenario ${id}`, cells: [], notes: [`FAILED: ${String(error)}`] };
+  }
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error);
+  await runCleanup();
+  process.exit(1);
+});

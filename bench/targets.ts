@@ -1,0 +1,169 @@
+import type { Figures } from './aggregate.js';
+import type { ScenarioResult } from './results.js';
+
+/** One target of issue 6 (or a measured anchor), checked against the combined figures. */
+export interface TargetCheck {
+  readonly scenario: number;
+  readonly target: string;
+  readonly measured: string;
+  /** undefined: the scenario did not run. */
+  readonly pass: boolean | undefined;
+  /** Anchors describe the peers on this machine; they are context, not the library's targets. */
+  readonly anchor?: boolean;
+}
+
+const LIB = 'library';
+const LOCKS = ['library', 'redlock', 'redis-semaphore', 'raw'];
+const f = (value: number | undefined, digits = 2): string =>
+  value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits);
+
+export function checkTargets(
+  scenarios: readonly ScenarioResult[],
+  selfTestOverlaps: number,
+): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const get = (id: number, cell: string, contender: string): Figures | undefined =>
+    scenarios
+      .find((scenario) => scenario.id === id)
+      ?.cells.find((candidate) => candidate.cell === cell)
+      ?.results.find((result) => result.contender === contender)?.figures;
+  const add = (scenario: number, target: string, measured: string, pass: boolean, anchor = false) =>
+    checks.push({ scenario, target, measured, pass, anchor });
+  const has = (id: number): boolean =>
+    scenarios.some((scenario) => scenario.id === id && scenario.cells.length > 0);
+
+  checks.push({
+    scenario: 0,
+    target: 'overlap detector self-test: a no-op lock shows overlaps',
+    measured: `${selfTestOverlaps} overlaps`,
+    pass: selfTestOverlaps > 0,
+  });
+  if (has(1)) {
+    for (const c of [1, 8, 64]) {
+      const lib = get(1, `C=${c}`, LIB);
+      const redlock = get(1, `C=${c}`, 'redlock');
+      const semaphore = get(1, `C=${c}`, 'redis-semaphore');
+      if (!lib || !redlock || !semaphore) continue;
+      add(1, `C=${c}: ≥ 0.95× raw`, `${f(lib.ratioToRaw)}×`, lib.ratioToRaw >= 0.95);
+      const ahead = lib.ratioToRaw > redlock.ratioToRaw && lib.ratioToRaw > semaphore.ratioToRaw;
+      add(
+        1,
+        `C=${c}: ahead of both peers`,
+        `${f(lib.ratioToRaw)} vs redlock ${f(redlock.ratioToRaw)}, redis-semaphore ${f(semaphore.ratioToRaw)}`,
+        ahead,
+      );
+      add(
+        1,
+        `C=${c}: anchor redlock 0.55–0.75× raw`,
+        `${f(redlock.ratioToRaw)}×`,
+        redlock.ratioToRaw >= 0.55 && redlock.ratioToRaw <= 0.75,
+        true,
+      );
+      add(
+        1,
+        `C=${c}: anchor redis-semaphore 0.72–0.95× raw`,
+        `${f(semaphore.ratioToRaw)}×`,
+        semaphore.ratioToRaw >= 0.72 && semaphore.ratioToRaw <= 0.95,
+        true,
+      );
+    }
+  }
+  if (has(2)) {
+    const lib = get(2, 'W=64 cs=1ms', LIB);
+    if (lib) {
+      add(
+        2,
+        'W=64 cs 1 ms: ≥ 90% of theoretical max',
+        `${f(lib.pctOfMax, 1)}%`,
+        lib.pctOfMax >= 90,
+      );
+      add(
+        2,
+        'W=64 cs 1 ms: least-served ≥ 50% of mean',
+        `${f(lib.leastServedPct, 0)}%`,
+        lib.leastServedPct >= 50,
+      );
+      add(2, 'W=64 cs 1 ms: wait p99 ≤ 150 ms', `${f(lib.waitP99, 1)} ms`, lib.waitP99 <= 150);
+    }
+    const cells = scenarios.find((scenario) => scenario.id === 2)!.cells;
+    const libCells = cells.map((cell) => cell.results.find((r) => r.contender === LIB)!.figures);
+    const worstTop = Math.max(...libCells.map((figures) => figures.topLevelPerLock));
+    const worstAll = Math.max(...libCells.map((figures) => figures.cmdsPerLock));
+    add(2, '≤ 3 commands per lock, any W (top-level calls)', `worst ${f(worstTop)}`, worstTop <= 3);
+    add(
+      2,
+      '≤ 3 commands per lock, any W (commandstats, incl. inside scripts)',
+      `worst ${f(worstAll)}`,
+      worstAll <= 3,
+    );
+  }
+  if (has(3)) {
+    const cell = scenarios.find((scenario) => scenario.id === 3)!.cells[0];
+    const lib = cell.results.find((result) => result.contender === LIB)!.figures;
+    add(3, '≥ 85% of theoretical max', `${f(lib.pctOfMax, 1)}%`, lib.pctOfMax >= 85);
+    add(3, 'hand-off p50 ≤ 0.3 ms', `${f(lib.handoffP50, 3)} ms`, lib.handoffP50 <= 0.3);
+    const share = `${f(lib.processShareMinPct, 1)}% … +${f(lib.processShareMaxPct, 1)}%`;
+    add(
+      3,
+      'each process within ±25% of the mean',
+      share,
+      lib.processShareMinPct >= -25 && lib.processShareMaxPct <= 25,
+    );
+  }
+  if (has(4)) {
+    const cell = scenarios.find((scenario) => scenario.id === 4)!.cells[0];
+    const lib = cell.results.find((result) => result.contender === LIB)!.figures;
+    const redlock = cell.results.find((result) => result.contender === 'redlock')!.figures;
+    const control = cell.results.find((result) => result.contender.startsWith('no lock'))!.figures;
+    add(
+      4,
+      'sold exactly 100, 0 not-acquired, 0 oversold',
+      `sold ${lib.sold}, not acquired ${lib.notAcquired}, oversold ${lib.oversold}`,
+      lib.sold === 100 && lib.notAcquired === 0 && lib.oversold === 0,
+    );
+    const ratio = lib.ratioToRedlock;
+    add(
+      4,
+      '≥ 2.5× node-redlock (defaults) buys/s',
+      `${f(ratio)}× (${f(lib.buysPerSec, 0)} vs ${f(redlock.buysPerSec, 0)})`,
+      ratio >= 2.5,
+    );
+    add(4, 'p99 ≤ 100 ms', `${f(lib.p99, 1)} ms`, lib.p99 <= 100);
+    add(4, 'no-lock control oversells', `oversold ${control.oversold}`, control.oversold > 0);
+  }
+  if (has(5)) {
+    const lib = scenarios.find((scenario) => scenario.id === 5)!.cells[0].results[0].figures;
+    add(
+      5,
+      '≤ 1 renewal call per tick per connection',
+      `${f(lib.callsPerTick, 3)} calls/tick`,
+      lib.callsPerTick <= 1,
+    );
+    add(
+      5,
+      'heap growth ≤ 20 MB (while held)',
+      `${f(lib.heapGrowthMB, 1)} MB`,
+      lib.heapGrowthMB <= 20,
+    );
+    add(
+      5,
+      'heap for holding the locks ≤ 20 MB (stricter reading)',
+      `${f(lib.heapHeldMB, 1)} MB`,
+      lib.heapHeldMB <= 20,
+    );
+    add(
+      5,
+      'no lock lost while renewed',
+      `${lib.lost} lost, ${lib.keysAtEnd} keys at end`,
+      lib.lost === 0,
+    );
+  }
+  for (const scenario of scenarios.filter((s) => [2, 3, 4].includes(s.id) && has(s.id))) {
+    const overlaps = scenario.cells.flatMap((cell) =>
+      cell.results.filter((r) => LOCKS.includes(r.contender)).map((r) => r.figures.overlaps),
+    );
+    const sum = overlaps.reduce((a, b) => a + b, 0);
+    add(scenario.id, 'overlaps = 0 for every lock, every cell', `${sum}`, sum === 0);
+  }
+  return checks;
+}
