@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { LockEngine, type LockEngineConfig } from '../../lib/core/lock-engine.js';
 import { DEFAULT_LOCK_OPTIONS } from '../../lib/core/lock-options.validation.js';
+import type { LockStore } from '../../lib/stores/lock-store.interface.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 
 /** An engine on a Redis client the test owns (the store leaves the client open). */
@@ -8,7 +9,11 @@ export function createTestEngine(
   client: Redis,
   overrides: Partial<LockEngineConfig> = {},
 ): LockEngine {
-  const store = overrides.store ?? new RedisLockStore(client);
+  return engineOn(overrides.store ?? new RedisLockStore(client), overrides);
+}
+
+/** An engine on any store (e.g. an ObservedStore around a cluster store), with test defaults. */
+export function engineOn(store: LockStore, overrides: Partial<LockEngineConfig> = {}): LockEngine {
   return new LockEngine({
     store,
     closeStore: () => store.close(),

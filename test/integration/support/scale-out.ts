@@ -1,6 +1,3 @@
-import { LockEngine, type LockEngineConfig } from '../../../lib/core/lock-engine.js';
-import { DEFAULT_LOCK_OPTIONS } from '../../../lib/core/lock-options.validation.js';
-import type { LockStore } from '../../../lib/stores/lock-store.interface.js';
 import type { RedisCluster } from '../../harness/redis-cluster.js';
 import { infoOf } from '../../harness/redis-admin.js';
 
@@ -49,16 +46,4 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** An engine on any store (e.g. an ObservedStore around a cluster store), with test defaults. */
-export function engineOn(store: LockStore, overrides: Partial<LockEngineConfig> = {}): LockEngine {
-  return new LockEngine({
-    store,
-    closeStore: () => store.close(),
-    keyPrefix: 'lock:',
-    defaults: DEFAULT_LOCK_OPTIONS,
-    storeTimeout: 2_000,
-    pollCap: 1_000,
-    busyStatusCode: 409,
-    ...overrides,
-  });
-}
+export { engineOn } from '../../harness/test-engine.js';
