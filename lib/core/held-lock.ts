@@ -17,8 +17,6 @@ export interface LeaseTerms {
   readonly fences?: readonly number[];
   readonly ttl: number;
   readonly autoRenew: boolean;
-  /** When the acquire attempt was sent (`performance.now()`). */
-  readonly startedAt: number;
   /** Local deadline of the first lease. */
   readonly expiresAt: number;
   readonly holdUntil: number;

@@ -46,7 +46,6 @@ export class LockLeases implements LeaseKeeper {
       fences: grant.fences,
       ttl: options.ttl,
       autoRenew: options.autoRenew,
-      startedAt: grant.startedAt,
       expiresAt: grant.expiresAt,
       holdUntil: options.maxHold === undefined ? Infinity : grant.startedAt + options.maxHold,
     });
