@@ -8,6 +8,9 @@ import { MAX_TTL } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
 import { WaitQueue, type AttemptOutcome, type Waiter } from './wait-queue.js';
 
+/** A store call pending this long (ms) is not a round trip any more. */
+const SILENCE_FLOOR = 100;
+
 /**
  * Takes locks: one attempt when nobody here waits, else a place in the key's local FIFO queue,
  * bounded by the request's `wait` and `signal`.
@@ -176,16 +179,19 @@ export class LockAcquirer {
     return unsubscribeAll;
   }
 
-  /** Busy, unless the store left the queue without an answer for much of the wait. */
+  /**
+   * Busy, unless the store left the queue without an answer for much of the wait, and for longer
+   * than any healthy round trip takes (a short wait is mostly one call in flight).
+   */
   private waitRanOut(request: LockRequest, queue: WaitQueue): Error {
     const silent = queue.silentSince();
     const { wait } = request.options;
-    if (silent === undefined || silent > request.startedAt + wait / 2) return this.busy(request);
-    const since = Math.round(performance.now() - silent);
+    const pending = silent === undefined ? 0 : performance.now() - silent;
+    if (pending < Math.max(wait / 2, SILENCE_FLOOR)) return this.busy(request);
     return new LockStoreError(
       request.label,
-      `the store has not answered for ${since} ms, longer than half the wait of ${wait} ms, so ` +
-        'this may not be contention. Check the Redis connection.',
+      `the store has not answered for ${Math.round(pending)} ms of the wait of ${wait} ms, so this ` +
+        'may not be contention. Check the Redis connection.',
     );
   }
 
