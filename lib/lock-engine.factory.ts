@@ -11,6 +11,7 @@ import type { LockModuleOptions } from './interfaces/lock-module-options.interfa
 import {
   DEFAULT_BUSY_STATUS_CODE,
   DEFAULT_KEY_PREFIX,
+  DEFAULT_LOCAL_HANDOFFS,
   DEFAULT_POLL_CAP,
   DEFAULT_STORE_TIMEOUT,
 } from './lock.constants.js';
@@ -27,6 +28,7 @@ const knownModuleOptions = new Set([
   'storeTimeout',
   'busyStatusCode',
   'pollCap',
+  'localHandoffs',
 ]);
 
 /** Validates module options at bootstrap and builds the engine with its store. */
@@ -46,6 +48,7 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
     defaults: resolveLockOptions(DEFAULT_LOCK_OPTIONS, options.defaults),
     storeTimeout: options.storeTimeout ?? DEFAULT_STORE_TIMEOUT,
     pollCap: options.pollCap ?? DEFAULT_POLL_CAP,
+    localHandoffs: options.localHandoffs ?? DEFAULT_LOCAL_HANDOFFS,
     busyStatusCode: options.busyStatusCode ?? DEFAULT_BUSY_STATUS_CODE,
   });
 }
@@ -60,8 +63,8 @@ function validateModuleOptions(options: LockModuleOptions): void {
       throw new LockOptionsError(`LockModule: unknown option "${name}". Known options: ${known}.`);
     }
   }
-  const { redis, redlock, store, keyPrefix, storeTimeout, busyStatusCode, pollCap, replicas } =
-    options;
+  const { redis, redlock, store, keyPrefix, storeTimeout, busyStatusCode, pollCap } = options;
+  const { replicas, localHandoffs } = options;
   if ([redis, redlock, store].filter((target) => target !== undefined).length !== 1) {
     throw new LockOptionsError(
       'LockModule: give exactly one of "redis" (a client, options or URL), "redlock" (a list of ' +
@@ -85,6 +88,7 @@ function validateModuleOptions(options: LockModuleOptions): void {
   if (replicas !== undefined) checkReplicas(replicas);
   checkPositive(storeTimeout, 'storeTimeout');
   checkPositive(pollCap, 'pollCap');
+  checkCount(localHandoffs, 'localHandoffs');
   const validStatus =
     Number.isInteger(busyStatusCode) && busyStatusCode! >= 400 && busyStatusCode! < 600;
   if (busyStatusCode !== undefined && !validStatus) {
@@ -109,6 +113,14 @@ function checkPositive(value: unknown, name: string): void {
   if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
     throw new LockOptionsError(
       `LockModule "${name}" must be a positive number of ms, got ${describe(value)}.`,
+    );
+  }
+}
+
+function checkCount(value: unknown, name: string): void {
+  if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0)) {
+    throw new LockOptionsError(
+      `LockModule "${name}" must be a whole number, 0 or more, got ${describe(value)}.`,
     );
   }
 }

@@ -12,6 +12,8 @@ export interface LockEngineConfig {
   readonly storeTimeout: number;
   /** Longest sleep of a waiter that gets no release notification. */
   readonly pollCap: number;
+  /** Most releases in a row handed straight to a waiter in this process (no store call). */
+  readonly localHandoffs: number;
   /** Status code carried by `LockBusyError`. */
   readonly busyStatusCode: number;
   /** Lets go of the store on `close()`: closes what the module created, leaves the user's open. */

@@ -51,6 +51,18 @@ export class LeaseWatchdog {
     this.arm(lease.autoRenew ? Math.min(renewAt, lease.expiresAt) : lease.expiresAt);
   }
 
+  /**
+   * Watches `to` in place of `from`, the same lease in the store under a new holder, on the
+   * same renewal schedule: no timer work, as this is the hot path of a local hand-off.
+   */
+  transfer(from: WatchedLease, to: WatchedLease): void {
+    const entry = this.leases.get(from);
+    if (!entry) return this.add(to);
+    this.leases.delete(from);
+    // A renewal in flight answers for `from`; `to` keeps the deadline it inherited meanwhile.
+    this.leases.set(to, { ...entry, renewing: false });
+  }
+
   /** Re-arms a lease renewed outside the watchdog (a manual `extend`). */
   touch(lease: WatchedLease): void {
     const entry = this.leases.get(lease);

@@ -1,3 +1,4 @@
+import { DEFAULT_LOCAL_HANDOFFS } from '../lock.constants.js';
 import { jest } from '@jest/globals';
 import { filter, firstValueFrom, toArray } from 'rxjs';
 import {
@@ -45,6 +46,7 @@ describe('LockEngine on the MemoryLockStore', () => {
       defaults: DEFAULT_LOCK_OPTIONS,
       storeTimeout: 1_000,
       pollCap: 1_000,
+      localHandoffs: DEFAULT_LOCAL_HANDOFFS,
       busyStatusCode: 409,
       closeStore: () => Promise.resolve(),
       ...overrides,

@@ -43,8 +43,13 @@ export class LockEngine {
     };
   }
 
-  async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
-    return this.acquireRequest(this.prepare(key, options));
+  // Not async: every await between a release and the next holder's code delays the hand-off.
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    try {
+      return this.acquireRequest(this.prepare(key, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async tryAcquire(
@@ -91,13 +96,13 @@ export class LockEngine {
   }
 
   /** Takes a validated request; returns a nested handle when the call chain holds the keys. */
-  async acquireRequest(request: LockRequest): Promise<Lock> {
+  acquireRequest(request: LockRequest): Promise<Lock> {
     const outer = findHeldLock(this, request.fullKeys);
-    if (outer) return new NestedLock(outer);
+    if (outer) return Promise.resolve(new NestedLock(outer));
     const held = heldKeys(this);
     const overlap = request.fullKeys.filter((key) => held.has(key));
     // Waiting for the rest while holding part would deadlock on our own keys.
-    if (overlap.length > 0) throw partialReentry(request, overlap.length);
+    if (overlap.length > 0) return Promise.reject(partialReentry(request, overlap.length));
     return this.acquirer.take(request);
   }
 

@@ -1,10 +1,11 @@
 import { LockLostError, type LockLossReason } from '../errors/lock.errors.js';
-import type { ReleaseResult } from '../stores/lock-store.interface.js';
+import type { ReleaseReport, ReleaseResult } from '../stores/lock-store.interface.js';
 import { shutDown, type EngineContext } from './engine-context.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import type { LockRequest } from './lock-request.js';
 import { validateLockOptions } from './lock-options.validation.js';
+import { newLockToken } from './lock-token.js';
 import type { Grant, WaitQueue } from './wait-queue.js';
 
 /** The locks this engine holds: granting, renewing, releasing and losing them. */
@@ -34,6 +35,7 @@ export class LockLeases implements LeaseKeeper {
   hold(request: LockRequest, queue: WaitQueue, grant: Grant): HeldLock {
     const { options } = request;
     if (this.context.closed) {
+      if (grant.from) this.watchdog.delete(grant.from);
       queue.holderLeft(false);
       this.context.giveBack(request.fullKeys, grant.token);
       throw shutDown(request.label);
@@ -50,7 +52,8 @@ export class LockLeases implements LeaseKeeper {
       holdUntil: options.maxHold === undefined ? Infinity : grant.startedAt + options.maxHold,
     });
     this.held.set(lock, queue);
-    this.watchdog.add(lock);
+    if (grant.from) this.watchdog.transfer(grant.from, lock);
+    else this.watchdog.add(lock);
     if (this.context.bus.listening) {
       const waited = performance.now() - request.startedAt;
       this.context.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });
@@ -64,22 +67,61 @@ export class LockLeases implements LeaseKeeper {
 
   async releaseLease(lock: HeldLock): Promise<ReleaseResult> {
     const { context } = this;
-    // Sent before the next local waiter is woken, so its attempt queues behind this release on
-    // the same connection: the hand-off costs one round trip, not two.
+    if (this.passOn(lock)) return 'released';
+    const queue = this.held.get(lock);
+    // Still wanted here: keep this process's place in line if the lock goes to another.
+    const requeue = queue?.waiting ? queue.id : undefined;
+    const heir = lock.fullKeys.length === 1 ? queue?.heir() : undefined;
+    const successor = heir && { token: newLockToken(), ttl: heir.successorTtl! };
+    const sentAt = performance.now();
     const pending = context.storeCall(
-      context.store.release(lock.fullKeys, lock.token),
+      context.store.release(lock.fullKeys, lock.token, { requeue, successor }),
       lock.key,
       'release',
+      (late) => late.succeeded && context.giveBack(lock.fullKeys, successor!.token),
     );
-    const queue = this.held.get(lock);
     if (lock.markReleased()) this.forget(lock, 'released');
-    const { result, waitersElsewhere } = await pending;
-    queue?.noteRelease(waitersElsewhere);
-    if (context.bus.listening) {
-      const held = performance.now() - lock.acquiredAt;
-      context.emit({ type: 'released', key: lock.key, held, result });
+    let report: ReleaseReport;
+    try {
+      report = await pending;
+    } catch (error) {
+      if (heir) queue!.heirAnswered(heir, undefined);
+      throw error;
     }
-    return result;
+    queue?.noteRelease(report.waitersElsewhere);
+    this.emitReleased(lock, report.result);
+    if (heir)
+      queue!.heirAnswered(heir, report.succeeded ? this.grantOf(successor!, sentAt) : undefined);
+    return report.result;
+  }
+
+  /** The lease a release set for the next waiter here, dated from when the release was sent. */
+  private grantOf({ token, ttl }: { token: string; ttl: number }, sentAt: number): Grant {
+    return { token, startedAt: sentAt, expiresAt: sentAt + ttl - this.context.drift(ttl) };
+  }
+
+  /**
+   * Hands the lease straight to the next waiter in this process when it can take it: the key
+   * stays set in the store under the same token, so the hand-off costs no round trip.
+   */
+  private passOn(lock: HeldLock): boolean {
+    const queue = this.held.get(lock);
+    if (!queue || this.context.closed || !lock.isHeld) return false;
+    const now = performance.now();
+    const grant = { token: lock.token, startedAt: now, expiresAt: lock.expiresAt, from: lock };
+    const next = queue.localTaker(grant);
+    if (!next || !lock.markReleased()) return false;
+    // The watchdog entry moves to the new holder in `hold`.
+    this.held.delete(lock);
+    this.emitReleased(lock, 'released');
+    queue.passTo(next, grant);
+    return true;
+  }
+
+  private emitReleased(lock: HeldLock, result: ReleaseResult): void {
+    if (!this.context.bus.listening) return;
+    const held = performance.now() - lock.acquiredAt;
+    this.context.emit({ type: 'released', key: lock.key, held, result });
   }
 
   async extendLease(lock: HeldLock, ttl: number): Promise<void> {

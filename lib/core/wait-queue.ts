@@ -1,3 +1,6 @@
+import type { ReleaseListener } from '../stores/lock-store.interface.js';
+import type { WatchedLease } from './lease-watchdog.js';
+import { newLockToken } from './lock-token.js';
 import { WakeLatch } from './wake-latch.js';
 
 /** A won acquire attempt, waiting to be turned into a lock. */
@@ -8,14 +11,20 @@ export interface Grant {
   readonly startedAt: number;
   /** Local deadline of the lease: surely over in the store by then. */
   readonly expiresAt: number;
+  /** The held lease this grant takes over, when handed on inside this process. */
+  readonly from?: WatchedLease;
 }
 
 export type AttemptOutcome = { readonly grant: Grant } | { readonly pttl: number };
 
 export interface Waiter {
   readonly settled: boolean;
-  /** One attempt with this waiter's own options; made only while it is the head. */
-  attempt(): Promise<AttemptOutcome>;
+  /** True if this waiter may take over a lease won by another holder here (see `passTo`). */
+  canInherit(grant: Grant): boolean;
+  /** The lease in ms a release may set for this waiter directly; none for a fenced lock. */
+  readonly successorTtl?: number;
+  /** One attempt with this waiter's own options, for queue `queueId`; made only while it is the head. */
+  attempt(queueId: string): Promise<AttemptOutcome>;
   deliver(grant: Grant): void;
   fail(error: unknown): void;
 }
@@ -23,13 +32,17 @@ export interface Waiter {
 /** What a queue needs from the engine. */
 export interface QueueDriver {
   /** Subscribes to release notifications for every key of the queue. */
-  subscribe(onRelease: () => void): Promise<() => void>;
+  subscribe(onRelease: ReleaseListener): Promise<() => void>;
+  /** The queue stopped waiting: take it out of the store's turn list. */
+  leaveTurns(queueId: string): void;
   /** Gives back a grant no waiter wants any more. */
   discard(grant: Grant): void;
   /** The queue has no waiter, no holder and nothing in flight. */
   idle(): void;
   /** Longest sleep between attempts when no notification comes. */
   readonly pollCap: number;
+  /** Most hand-offs in a row that keep a lock inside this process (see `localTaker`). */
+  readonly localHandoffs: number;
 }
 
 /**
@@ -38,6 +51,8 @@ export interface QueueDriver {
  * process and not one per request.
  */
 export class WaitQueue {
+  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
+  readonly id = newLockToken();
   private readonly waiters: Waiter[] = [];
   private readonly latch = new WakeLatch();
   /** Locks on this queue's keys held by this process. */
@@ -52,6 +67,10 @@ export class WaitQueue {
   private headCallSince?: number;
   /** When the oldest attempt in flight outside the queue was sent. */
   private outsideSince?: number;
+  /** Hand-offs inside this process since the lock last came from the store. */
+  private passes = 0;
+  /** The head's last attempt failed, so the store may have this queue in its turn list. */
+  private inLine = false;
 
   constructor(private readonly driver: QueueDriver) {}
 
@@ -64,13 +83,18 @@ export class WaitQueue {
     return this.holders > 0;
   }
 
+  /** True while some waiter here still wants the lock. */
+  get waiting(): boolean {
+    return this.waiters.length > 0;
+  }
+
   beginOutsideAttempt(): void {
     if (this.outside++ === 0) this.outsideSince = performance.now();
   }
 
   endOutsideAttempt(acquired: boolean): void {
     if (--this.outside === 0) this.outsideSince = undefined;
-    if (acquired) this.holders++;
+    if (acquired) this.won();
     this.latch.notify();
     this.settleIfIdle();
   }
@@ -101,9 +125,53 @@ export class WaitQueue {
     this.settleIfIdle();
   }
 
-  /** What the store said about waiters elsewhere when a lock of this queue was released. */
+  /**
+   * The waiter that may take a lock released here without a store round trip: the head, if it
+   * can inherit the lease, while the lock has not stayed here for `localHandoffs` hand-offs in
+   * a row. The cap makes every few releases go through the store, where other processes wait.
+   */
+  localTaker(grant: Grant): Waiter | undefined {
+    const head = this.waiters[0];
+    if (!head || this.passes >= this.driver.localHandoffs || !head.canInherit(grant)) return;
+    return head;
+  }
+
+  /** Gives a released holder's lease to `waiter` (from `localTaker`); the holder count stays. */
+  passTo(waiter: Waiter, grant: Grant): void {
+    this.waiters.shift();
+    this.passes++;
+    // The run loop sleeps while the lock is held here; let it notice an empty queue and end.
+    if (this.waiters.length === 0) this.latch.notify();
+    waiter.deliver(grant);
+  }
+
+  /**
+   * The head, if a release about to be sent may hand it the key in the same call (see
+   * `ReleaseOptions.successor`). Until `heirAnswered`, it counts as an attempt in flight, so
+   * the head does not also try on its own.
+   */
+  heir(): Waiter | undefined {
+    const head = this.waiters[0];
+    if (head?.successorTtl === undefined) return undefined;
+    this.beginOutsideAttempt();
+    return head;
+  }
+
+  /** The release answered: `grant` when the heir now holds the key. */
+  heirAnswered(heir: Waiter, grant: Grant | undefined): void {
+    if (grant) this.hand(heir, grant);
+    this.endOutsideAttempt(false);
+  }
+
+  /**
+   * What the store said about waiters elsewhere when a lock of this queue was released. When
+   * nobody else waited after all, the next waiter here tries now instead of waiting for a wake-up.
+   */
   noteRelease(waitersElsewhere: boolean): void {
     this.contested = waitersElsewhere;
+    // The release may have put this queue back in line (see `ReleaseOptions.requeue`).
+    if (waitersElsewhere) this.inLine ||= this.waiting;
+    else this.latch.notify();
   }
 
   /** Fails every waiter (shutdown). */
@@ -131,6 +199,8 @@ export class WaitQueue {
       this.running = false;
       this.unsubscribe?.();
       this.unsubscribe = undefined;
+      if (this.inLine) this.driver.leaveTurns(this.id);
+      this.inLine = false;
       this.settleIfIdle();
     }
   }
@@ -149,8 +219,13 @@ export class WaitQueue {
   private async attempt(head: Waiter): Promise<AttemptOutcome | undefined> {
     this.headCallSince = performance.now();
     try {
-      this.unsubscribe ??= await this.driver.subscribe(() => this.latch.notify());
-      return await head.attempt();
+      this.unsubscribe ??= await this.driver.subscribe((turn) => {
+        // Another process's turn: this queue keeps its place in line and sleeps on.
+        if (turn === undefined || turn === this.id) this.latch.notify();
+      });
+      const outcome = await head.attempt(this.id);
+      this.inLine = 'pttl' in outcome;
+      return outcome;
     } catch (error) {
       // The store is failing for everyone here, not just the head: fail them all now rather
       // than making each wait for its own timeout in turn.
@@ -165,8 +240,14 @@ export class WaitQueue {
   private hand(head: Waiter, grant: Grant): void {
     if (this.waiters[0] !== head) return this.driver.discard(grant);
     this.waiters.shift();
-    this.holders++;
+    this.won();
     head.deliver(grant);
+  }
+
+  /** A lock came from the store. */
+  private won(): void {
+    this.holders++;
+    this.passes = 0;
   }
 
   private settleIfIdle(): void {

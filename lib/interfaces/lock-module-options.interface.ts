@@ -74,4 +74,13 @@ export interface LockModuleOptions {
    * @default 1000
    */
   pollCap?: number;
+  /**
+   * How many releases in a row may hand a lock straight to the next waiter in this process,
+   * without a round trip: the key stays set in Redis under the same token, and the watchdog
+   * renews it for the new holder. Then one release goes through Redis, so waiters in other
+   * processes get their turn. Only waiters without `fencing` and with `autoRenew` inherit a
+   * lease this way. `0` sends every release through Redis.
+   * @default 8
+   */
+  localHandoffs?: number;
 }

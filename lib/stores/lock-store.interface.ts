@@ -5,10 +5,13 @@ export type ReleaseResult = 'released' | 'expired' | 'stolen';
 export interface ReleaseReport {
   readonly result: ReleaseResult;
   /**
-   * Another process was subscribed to the release notification. The engine then lets the next
-   * local waiter compete on equal terms instead of handing the lock on inside this process.
+   * Another process was waiting: subscribed to the release notification, or given the key in
+   * its turn. The next local waiter then waits to be woken like everyone else instead of trying
+   * at once.
    */
   readonly waitersElsewhere: boolean;
+  /** The key now holds `ReleaseOptions.successor`'s lease. */
+  readonly succeeded?: boolean;
 }
 
 /** What an extend found, per lease. */
@@ -23,7 +26,30 @@ export interface AcquireRequest {
   readonly ttl: number;
   /** Also increment and return each key's fence counter. */
   readonly fencing: boolean;
+  /**
+   * Id of the local wait queue whose head makes this attempt. A store that keeps turns puts the
+   * queue in line when the key is busy, and later gives the key to it (see `subscribe`).
+   */
+  readonly queue?: string;
 }
+
+export interface ReleaseOptions {
+  /** Wake nobody and give no turn: giving back a lock nobody used. @default false */
+  readonly quiet?: boolean;
+  /**
+   * Id of the releasing process's queue when it still has waiters: a store that keeps turns puts
+   * it back in line when the key goes to another process.
+   */
+  readonly requeue?: string;
+  /**
+   * A lease for the releasing process's next waiter (single-key locks). A store may set it in
+   * the same call when no other process waits its turn, and say so in `succeeded`.
+   */
+  readonly successor?: { readonly token: string; readonly ttl: number };
+}
+
+/** Called on a release notification: `turn` names the queue whose turn it is, if any. */
+export type ReleaseListener = (turn?: string) => void;
 
 /** How one node of a multi-node store (Redlock) answered. */
 export interface NodeOutcome {
@@ -73,15 +99,18 @@ export interface LockStore {
    * Deletes the keys that still hold `token` and notifies their waiters (unless `quiet`: a lock
    * given back unused wakes nobody); never touches another owner's key.
    */
-  release(keys: readonly string[], token: string, quiet?: boolean): Promise<ReleaseReport>;
+  release(keys: readonly string[], token: string, options?: ReleaseOptions): Promise<ReleaseReport>;
   /** Re-arms the leases still held by their tokens, all in one round trip. */
   extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
   /**
    * Calls `onRelease` whenever `key` is released, and also whenever notifications may have
-   * been missed (e.g. after a reconnect). Resolves once the subscription is active, so an
+   * been missed (e.g. after a reconnect). A store that keeps turns names the queue whose turn
+   * it is; the other queues keep waiting. Resolves once the subscription is active, so an
    * attempt made after it cannot miss a wake-up. The returned function unsubscribes.
    */
-  subscribe(key: string, onRelease: () => void): Promise<() => void>;
+  subscribe(key: string, onRelease: ReleaseListener): Promise<() => void>;
+  /** Takes a queue that stopped waiting for `key` out of its turn list. Best effort. */
+  leaveTurns?(key: string, queue: string): void;
   /** Checks the store answers. */
   ping(): Promise<void>;
   /** Frees the store's resources. Connections the user passed in stay open. */

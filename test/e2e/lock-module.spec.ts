@@ -168,6 +168,25 @@ describe('LockModule in a Nest app (real Redis)', () => {
         /LockService/,
       );
     });
+
+    // 0 sends every release through Redis; 8 (the default) lets the next waiter here inherit.
+    it.each([
+      [0, false],
+      [8, true],
+    ])('accepts localHandoffs %d (next waiter inherits the lease: %s)', async (n, inherits) => {
+      const app = await start([LockModule.forRoot({ redis: server.url, localHandoffs: n })]);
+      const locks = app.get(LockService);
+      const holder = await locks.acquire('config:handoffs');
+      const waiting = locks.acquire('config:handoffs');
+      waiting.catch(() => undefined);
+
+      await holder.release();
+      const lock = await waiting;
+
+      expect(lock.token === holder.token).toBe(inherits);
+      expect(await admin.get('lock:config:handoffs')).toBe(lock.token);
+      await lock.release();
+    });
   });
 
   describe('shutdown', () => {
@@ -281,6 +300,9 @@ describe('LockModule in a Nest app (real Redis)', () => {
       ['busyStatusCode "409"', () => ({ redis: redis(), busyStatusCode: '409' }), /busyStatusCode/],
       ['storeTimeout 0', () => ({ redis: redis(), storeTimeout: 0 }), /storeTimeout/],
       ['pollCap NaN', () => ({ redis: redis(), pollCap: Number.NaN }), /pollCap/],
+      ['localHandoffs -1', () => ({ redis: redis(), localHandoffs: -1 }), /localHandoffs/],
+      ['localHandoffs 1.5', () => ({ redis: redis(), localHandoffs: 1.5 }), /localHandoffs/],
+      ['localHandoffs "8"', () => ({ redis: redis(), localHandoffs: '8' }), /localHandoffs/],
       ['a keyPrefix with a newline', () => ({ redis: redis(), keyPrefix: 'a\n' }), /keyPrefix/],
       ['redis as a number', () => ({ redis: 6379 }), /"redis"/],
     ])('%s (forRoot)', async (_name, options, message) => {

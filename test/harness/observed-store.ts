@@ -4,6 +4,8 @@ import type {
   ExtendResult,
   LeaseExtension,
   LockStore,
+  ReleaseListener,
+  ReleaseOptions,
   ReleaseReport,
 } from '../../lib/stores/lock-store.interface.js';
 
@@ -30,7 +32,7 @@ export class ObservedStore implements LockStore {
     return result;
   }
 
-  async subscribe(key: string, onRelease: () => void): Promise<() => void> {
+  async subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {
     const listener = this.muted ? () => undefined : onRelease;
     const unsubscribe = await this.inner.subscribe(key, listener);
     this.subscriptions++;
@@ -42,8 +44,16 @@ export class ObservedStore implements LockStore {
     };
   }
 
-  release(keys: readonly string[], token: string, quiet?: boolean): Promise<ReleaseReport> {
-    return this.inner.release(keys, token, quiet);
+  release(
+    keys: readonly string[],
+    token: string,
+    options?: ReleaseOptions,
+  ): Promise<ReleaseReport> {
+    return this.inner.release(keys, token, options);
+  }
+
+  leaveTurns(key: string, queue: string): void {
+    this.inner.leaveTurns?.(key, queue);
   }
 
   extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { LockEngine, type LockEngineConfig } from '../../lib/core/lock-engine.js';
 import { DEFAULT_LOCK_OPTIONS } from '../../lib/core/lock-options.validation.js';
 import type { LockStore } from '../../lib/stores/lock-store.interface.js';
+import { DEFAULT_LOCAL_HANDOFFS } from '../../lib/lock.constants.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 
 /** An engine on a Redis client the test owns (the store leaves the client open). */
@@ -21,6 +22,7 @@ export function engineOn(store: LockStore, overrides: Partial<LockEngineConfig> 
     defaults: DEFAULT_LOCK_OPTIONS,
     storeTimeout: 2_000,
     pollCap: 1_000,
+    localHandoffs: DEFAULT_LOCAL_HANDOFFS,
     busyStatusCode: 409,
     ...overrides,
   });

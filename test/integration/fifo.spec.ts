@@ -30,33 +30,39 @@ function parked(store: ObservedStore): Promise<void> {
 describe('local FIFO queue on one key', () => {
   let store: ObservedStore;
   let engine: LockEngine;
+  // The default: releases hand the lock to the next waiter here, without Redis, 16 times in a row.
+  let passing: LockEngine;
   // Stands for another process: its own connection and engine, holding the key at the start.
   let other: LockEngine;
   const redis = useRedisServer({
     beforeStop: async () => {
       await engine?.close();
+      await passing?.close();
       await other?.close();
     },
   });
 
   beforeAll(async () => {
     store = new ObservedStore(new RedisLockStore(redis.client));
-    // No poll tick within a test: any attempt after the first must come from a wake-up.
-    engine = createTestEngine(redis.client, { store, pollCap: 30_000 });
+    // No poll tick within a test: any attempt after the first must come from a wake-up. Every
+    // release goes through Redis, so each hand-off is seen there.
+    engine = createTestEngine(redis.client, { store, pollCap: 30_000, localHandoffs: 0 });
+    passing = createTestEngine(redis.client, { store, pollCap: 30_000 });
     other = createTestEngine(redis.connect());
     // Loads both scripts, so that every later call is one EVALSHA (no NOSCRIPT, no EVAL).
     await (await other.acquire('warm-up')).release();
   });
 
   /** Each worker takes the lock, notes its turn, yields once so others could cut in, releases. */
-  function worker(key: string, index: number, order: number[]): Promise<void> {
-    return engine.withLock(key, async () => {
+  function worker(key: string, index: number, order: number[], on = engine): Promise<string> {
+    return on.withLock(key, async (lock) => {
       order.push(index);
       await new Promise(setImmediate);
+      return lock.token;
     });
   }
 
-  it('queued behind another process, 20 waiters get the lock in arrival order, one attempt each', async () => {
+  it('queued behind another process, 20 waiters get the lock in arrival order, one store call per hand-off', async () => {
     const key = 'fifo-queued';
     const blocking: Lock = await other.acquire(key);
     const headParked = parked(store);
@@ -74,17 +80,17 @@ describe('local FIFO queue on one key', () => {
     const attempts = store.attempts - attemptsBefore;
     reportFigures('fifo hand-offs', { workers: WORKERS, evalsha: calls, attempts });
     expect(order).toEqual(Array.from({ length: WORKERS }, (_, i) => i));
-    // One winning attempt per waiter, and nobody else knocking: a waiter that polled, or a
-    // wake-up sent to every waiter, would show here.
-    expect(attempts).toBe(WORKERS);
-    // Server side: the blocker's release, then one acquire and one release per worker.
-    expect(calls).toBeLessThanOrEqual(1 + 2 * WORKERS);
+    // Only the first waiter tries: each release then sets the key for the next waiter here in
+    // the same call. A waiter that polled, or a wake-up sent to every waiter, would show here.
+    expect(attempts).toBe(1);
+    // Server side: the blocker's release, the first waiter's attempt, one release per worker.
+    expect(calls).toBe(2 + WORKERS);
   });
 
   it('arrivals spread over hand-offs still get the lock in arrival order', async () => {
     const key = 'fifo-staggered';
     const order: number[] = [];
-    const workers: Promise<void>[] = [];
+    const workers: Promise<string>[] = [];
     // A new arrival every turn of the event loop, while earlier ones hold, wait or hand off.
     for (let i = 0; i < WORKERS; i++) {
       workers.push(worker(key, i, order));
@@ -93,5 +99,33 @@ describe('local FIFO queue on one key', () => {
     await Promise.all(workers);
 
     expect(order).toEqual(Array.from({ length: WORKERS }, (_, i) => i));
+  });
+
+  it('hands the lock on inside the process 16 times in a row, then once through Redis, in order', async () => {
+    const key = 'fifo-passing';
+    const blocking: Lock = await other.acquire(key);
+    const headParked = parked(store);
+    const order: number[] = [];
+    const workers = Array.from({ length: WORKERS }, (_, i) => worker(key, i, order, passing));
+    await headParked;
+    const callsBefore = await evalshaCalls(redis.client);
+    const attemptsBefore = store.attempts;
+
+    await blocking.release();
+    const tokens = await Promise.all(workers);
+
+    const calls = (await evalshaCalls(redis.client)) - callsBefore;
+    const attempts = store.attempts - attemptsBefore;
+    reportFigures('fifo local hand-offs', { workers: WORKERS, evalsha: calls, attempts });
+    expect(order).toEqual(Array.from({ length: WORKERS }, (_, i) => i));
+    // Worker 0 won the key from Redis and its lease went on to workers 1-16 without Redis;
+    // worker 16's release then set the key for worker 17 (a new lease), which went on to 18, 19.
+    expect(attempts).toBe(1);
+    expect(new Set(tokens.slice(0, 17)).size).toBe(1);
+    expect(new Set(tokens.slice(17)).size).toBe(1);
+    expect(tokens[17]).not.toBe(tokens[0]);
+    // The blocker's release, worker 0's attempt, and the releases of workers 16 and 19.
+    expect(calls).toBe(4);
+    expect(await redis.client.exists(`lock:${key}`)).toBe(0);
   });
 });

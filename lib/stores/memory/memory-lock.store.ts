@@ -4,6 +4,7 @@ import type {
   ExtendResult,
   LeaseExtension,
   LockStore,
+  ReleaseOptions,
   ReleaseReport,
   ReleaseResult,
 } from '../lock-store.interface.js';
@@ -33,7 +34,11 @@ export class MemoryLockStore implements LockStore {
     return { acquired: true, fences: keys.map((key) => this.nextFence(key)) };
   }
 
-  async release(keys: readonly string[], token: string, quiet = false): Promise<ReleaseReport> {
+  async release(
+    keys: readonly string[],
+    token: string,
+    { quiet = false }: ReleaseOptions = {},
+  ): Promise<ReleaseReport> {
     return { result: this.releaseKeys(keys, token, quiet), waitersElsewhere: false };
   }
 

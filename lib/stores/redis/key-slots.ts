@@ -12,3 +12,4 @@ export function companionKey(lockKey: string, suffix: string): string {
 
 export const fenceKeyOf = (lockKey: string): string => companionKey(lockKey, ':fence');
 export const channelOf = (lockKey: string): string => companionKey(lockKey, ':released');
+export const turnsKeyOf = (lockKey: string): string => companionKey(lockKey, ':turns');

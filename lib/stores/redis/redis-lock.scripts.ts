@@ -46,28 +46,101 @@ return result
 `);
 
 /**
- * Compare-and-delete, then wake the waiters of each released key.
- * KEYS: the n lock keys. ARGV[1]: owner token; ARGV[2]: 'PUBLISH', 'SPUBLISH', or '' to wake
- * nobody (giving back a lock nobody used); ARGV[3..n+2]: the release channel of each key.
- * Returns {outcome, subscribers}: outcome 1 if every key was ours and is deleted, 0 if one had
- * expired (and none was stolen), -1 if another owner holds one (that key is left untouched);
- * subscribers: how many connections the notifications reached.
+ * Gives the released key to the process whose turn is next: its queue id is left in the key as
+ * a reservation ('turn:' .. id, for `grace` ms) that only its own acquire may replace, and is
+ * returned so the notification can name it. The releasing queue (`own`) is skipped: it just had
+ * its turn. Returns '' when no other process waits its turn.
  */
-export const RELEASE = lua(`
-local outcome = 1
-local subscribers = 0
-for i = 1, #KEYS do
+const PASS_TURN = `
+local function pass_turn(lock_key, turns_key, grace, own)
+  local turn = redis.call('LPOP', turns_key)
+  if turn and turn == own then turn = redis.call('LPOP', turns_key) end
+  if not turn then return '' end
+  redis.call('SET', lock_key, 'turn:' .. turn, 'PX', grace)
+  return turn
+end
+`;
+
+/**
+ * Takes a single key for the head of a process's wait queue, or else puts that queue in the
+ * key's turn list, so processes get a busy key in the order they came.
+ * KEYS[1]: the lock key; KEYS[2]: its turn list; KEYS[3]: its fence counter (when fencing).
+ * ARGV[1]: owner token; ARGV[2]: ttl in ms; ARGV[3]: queue id; ARGV[4]: '1' to fence, '0' not
+ * to; ARGV[5]: how long in ms the turn list outlives its last arrival.
+ * Returns {1} or {1, fence} when taken (the key was free or reserved for this queue), or
+ * {0, pttl} when busy.
+ */
+export const ACQUIRE_IN_TURN = lua(`
+local holder = redis.call('GET', KEYS[1])
+if not holder or holder == 'turn:' .. ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('LREM', KEYS[2], 0, ARGV[3])
+  if ARGV[4] == '1' then return {1, redis.call('INCR', KEYS[3])} end
+  return {1}
+end
+if not redis.call('LPOS', KEYS[2], ARGV[3]) then redis.call('RPUSH', KEYS[2], ARGV[3]) end
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+return {0, redis.call('PTTL', KEYS[1])}
+`);
+
+/**
+ * Compare-and-delete; each released key goes to the next process in its turn list, if any, and
+ * its waiters are told whose turn it is. With no turn to give, a single key may go straight to
+ * the releasing process's next waiter (the successor), which saves it a round trip.
+ * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token; ARGV[2]: 'PUBLISH',
+ * 'SPUBLISH', or '' to wake nobody and give nothing (giving back a lock nobody used);
+ * ARGV[3]: the releasing queue's id, put back at the end of the turn list when the key went to
+ * another process ('' for none); ARGV[4]: how long a turn is kept in ms; ARGV[5]: the
+ * successor's token ('' for none); ARGV[6]: its ttl in ms; ARGV[6 + i]: the channel of key i.
+ * Returns {outcome, subscribers, turns, succeeded}: outcome 1 if every key was ours and is
+ * released, 0 if one had expired (and none was stolen), -1 if another owner holds one (left
+ * untouched); subscribers: how many connections the notifications reached; turns: keys given
+ * to a turn; succeeded: 1 if the successor now holds the key.
+ */
+export const RELEASE = lua(`${PASS_TURN}
+local n = #KEYS / 2
+local outcome, subscribers, turns, succeeded = 1, 0, 0, 0
+for i = 1, n do
   local holder = redis.call('GET', KEYS[i])
   if holder == ARGV[1] then
-    redis.call('DEL', KEYS[i])
-    if ARGV[2] ~= '' then subscribers = subscribers + redis.call(ARGV[2], ARGV[i + 2], '') end
+    -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
+    local turn = ARGV[2] ~= '' and pass_turn(KEYS[i], KEYS[n + i], ARGV[4], ARGV[3]) or ''
+    if turn ~= '' then
+      turns = turns + 1
+      if ARGV[3] ~= '' and not redis.call('LPOS', KEYS[n + i], ARGV[3]) then
+        redis.call('RPUSH', KEYS[n + i], ARGV[3])
+      end
+    elseif ARGV[5] ~= '' and ARGV[2] ~= '' then
+      redis.call('SET', KEYS[i], ARGV[5], 'PX', ARGV[6])
+      succeeded = 1
+    else
+      redis.call('DEL', KEYS[i])
+    end
+    if ARGV[2] ~= '' and succeeded == 0 then
+      subscribers = subscribers + redis.call(ARGV[2], ARGV[6 + i], turn)
+    end
   elseif holder then
     outcome = -1
   elseif outcome == 1 then
     outcome = 0
   end
 end
-return {outcome, subscribers}
+return {outcome, subscribers, turns, succeeded}
+`);
+
+/**
+ * Takes a queue that stopped waiting out of the turn list; a turn already given to it goes on
+ * to the next in line.
+ * KEYS[1]: the lock key; KEYS[2]: its turn list. ARGV[1]: queue id; ARGV[2]: 'PUBLISH' or
+ * 'SPUBLISH'; ARGV[3]: the release channel; ARGV[4]: how long a turn is kept in ms.
+ * Returns 1 if a turn given to the queue was passed on, else 0.
+ */
+export const LEAVE_TURNS = lua(`${PASS_TURN}
+redis.call('LREM', KEYS[2], 0, ARGV[1])
+if redis.call('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call(ARGV[2], ARGV[3], pass_turn(KEYS[1], KEYS[2], ARGV[4], ARGV[1]))
+return 1
 `);
 
 /**

@@ -6,12 +6,14 @@ import type {
   ExtendResult,
   LeaseExtension,
   LockStore,
+  ReleaseListener,
+  ReleaseOptions,
   ReleaseReport,
 } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
 import { clusterSlot } from './cluster-slot.js';
-import { channelOf, fenceKeyOf } from './key-slots.js';
-import { ACQUIRE, EXTEND, RELEASE } from './redis-lock.scripts.js';
+import { channelOf, fenceKeyOf, turnsKeyOf } from './key-slots.js';
+import { ACQUIRE, ACQUIRE_IN_TURN, EXTEND, LEAVE_TURNS, RELEASE } from './redis-lock.scripts.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
 
@@ -36,6 +38,13 @@ export interface RedisLockStoreOptions {
 }
 
 const outcome = { 1: 'released', 0: 'expired', [-1]: 'stolen' } as const;
+/**
+ * How long a key given to a process in its turn stays reserved for it, in ms. A process that
+ * died, or stopped waiting, holds up the others no longer than this.
+ */
+const TURN_GRACE = 500;
+/** How long a key's turn list outlives its last arrival, in ms (a live waiter re-arrives sooner). */
+const TURNS_LIFETIME = 60_000;
 const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
 
 /**
@@ -100,11 +109,13 @@ export class RedisLockStore implements LockStore {
     }
   }
 
-  async tryAcquire({ keys, token, ttl, fencing }: AcquireRequest): Promise<AcquireAttempt> {
+  async tryAcquire({ keys, token, ttl, fencing, queue }: AcquireRequest): Promise<AcquireAttempt> {
     const reply =
-      fencing || keys.length > 1
-        ? await this.acquireByScript(keys, token, ttl, fencing)
-        : await this.acquireBySet(keys[0], token, ttl);
+      queue !== undefined && keys.length === 1
+        ? await this.acquireInTurn(keys[0], token, ttl, fencing, queue)
+        : fencing || keys.length > 1
+          ? await this.acquireByScript(keys, token, ttl, fencing)
+          : await this.acquireBySet(keys[0], token, ttl);
     if (reply[0] !== 1) return { acquired: false, pttl: reply[1] };
     if (this.options.replicas) await this.awaitReplicas(keys, token, this.options.replicas);
     return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
@@ -132,16 +143,44 @@ export class RedisLockStore implements LockStore {
     ])) as number[];
   }
 
-  async release(keys: readonly string[], token: string, quiet = false): Promise<ReleaseReport> {
-    const publish = quiet ? '' : this.cluster ? 'SPUBLISH' : 'PUBLISH';
+  private async acquireInTurn(
+    key: string,
+    token: string,
+    ttl: number,
+    fencing: boolean,
+    queue: string,
+  ): Promise<number[]> {
+    const scriptKeys = [key, turnsKeyOf(key), ...(fencing ? [fenceKeyOf(key)] : [])];
+    const args = [token, ttl, queue, fencing ? '1' : '0', TURNS_LIFETIME];
+    return (await runScript(this.client, ACQUIRE_IN_TURN, scriptKeys, args)) as number[];
+  }
+
+  async release(
+    keys: readonly string[],
+    token: string,
+    { quiet = false, requeue = '', successor }: ReleaseOptions = {},
+  ): Promise<ReleaseReport> {
+    const single = keys.length === 1;
     const channels = keys.map(channelOf);
-    const [code, subscribers] = (await runScript(this.client, RELEASE, keys, [
-      token,
-      publish,
-      ...channels,
-    ])) as [1 | 0 | -1, number];
+    const args = [token, quiet ? '' : this.publish, single ? requeue : '', TURN_GRACE];
+    args.push(single && successor ? successor.token : '', successor?.ttl ?? 0, ...channels);
+    const reply = await runScript(this.client, RELEASE, [...keys, ...keys.map(turnsKeyOf)], args);
+    const [code, subscribers, turns, succeeded] = reply as [1 | 0 | -1, number, number, number];
     const ours = channels.filter((channel) => this.notifier.isSubscribed(channel)).length;
-    return { result: outcome[code], waitersElsewhere: subscribers > ours };
+    return {
+      result: outcome[code],
+      waitersElsewhere: turns > 0 || subscribers > ours,
+      succeeded: succeeded === 1,
+    };
+  }
+
+  leaveTurns(key: string, queue: string): void {
+    const args = [queue, this.publish, channelOf(key), TURN_GRACE];
+    runScript(this.client, LEAVE_TURNS, [key, turnsKeyOf(key)], args).catch(() => undefined);
+  }
+
+  private get publish(): string {
+    return this.cluster ? 'SPUBLISH' : 'PUBLISH';
   }
 
   async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
@@ -153,7 +192,7 @@ export class RedisLockStore implements LockStore {
     });
   }
 
-  subscribe(key: string, onRelease: () => void): Promise<() => void> {
+  subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {
     return this.notifier.subscribe(channelOf(key), onRelease);
   }
 

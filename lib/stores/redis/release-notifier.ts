@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { ReleaseListener } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
 
-type Listener = () => void;
 type Subscriber = Redis | Cluster;
 
 /**
@@ -10,7 +10,7 @@ type Subscriber = Redis | Cluster;
  * subscription per key that has local waiters, shared by all of them.
  */
 export class ReleaseNotifier {
-  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly listeners = new Map<string, Set<ReleaseListener>>();
   private readonly subscribing = new Map<string, Promise<unknown>>();
   private connection?: Subscriber;
   private readyOnce = false;
@@ -21,7 +21,7 @@ export class ReleaseNotifier {
     private readonly sharded: boolean,
   ) {}
 
-  async subscribe(channel: string, listener: Listener): Promise<() => void> {
+  async subscribe(channel: string, listener: ReleaseListener): Promise<() => void> {
     if (this.closed) throw new Error('the release notifier is closed');
     let set = this.listeners.get(channel);
     if (!set) {
@@ -55,7 +55,7 @@ export class ReleaseNotifier {
     if (connection) await closeConnection(connection);
   }
 
-  private remove(channel: string, listener: Listener): void {
+  private remove(channel: string, listener: ReleaseListener): void {
     const set = this.listeners.get(channel);
     if (!set?.delete(listener) || set.size > 0) return;
     this.listeners.delete(channel);
@@ -70,7 +70,9 @@ export class ReleaseNotifier {
   private connect(): Subscriber {
     if (this.connection) return this.connection;
     const connection = this.createConnection();
-    connection.on(this.sharded ? 'smessage' : 'message', (channel: string) => this.fire(channel));
+    connection.on(this.sharded ? 'smessage' : 'message', (channel: string, turn: string) =>
+      this.fire(channel, turn || undefined),
+    );
     // Messages sent while the connection was down (or a slot was moving) are gone: wake every
     // waiter to look again.
     connection.on('ready', () => {
@@ -87,8 +89,8 @@ export class ReleaseNotifier {
     for (const channel of this.listeners.keys()) this.fire(channel);
   }
 
-  private fire(channel: string): void {
+  private fire(channel: string, turn?: string): void {
     const set = this.listeners.get(channel);
-    if (set) for (const listener of [...set]) listener();
+    if (set) for (const listener of [...set]) listener(turn);
   }
 }

@@ -6,6 +6,8 @@ import type {
   ExtendResult,
   LeaseExtension,
   LockStore,
+  ReleaseListener,
+  ReleaseOptions,
   ReleaseReport,
   ReleaseResult,
 } from '../lock-store.interface.js';
@@ -59,7 +61,9 @@ export class RedlockLockStore implements LockStore {
 
   async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
     const startedAt = performance.now();
-    const calls = this.nodes.map((node) => node.tryAcquire(request));
+    // No turns: each node would line processes up on its own, and the orders could split votes.
+    const { queue: _queue, ...perNode } = request;
+    const calls = this.nodes.map((node) => node.tryAcquire(perNode));
     const answers = await askAll(calls, this.timeout(request.ttl), (call) => call);
     const taken = answers.filter((answer) => answer.ok && answer.value.acquired).length;
     const elapsed = performance.now() - startedAt;
@@ -69,7 +73,7 @@ export class RedlockLockStore implements LockStore {
     calls.forEach((call, i) => {
       // Quietly: waking every waiter for a split vote makes them all split again, in step.
       const giveBack = (): Promise<unknown> =>
-        this.nodes[i].release(request.keys, request.token, true);
+        this.nodes[i].release(request.keys, request.token, { quiet: true });
       call.then((result) => result.acquired && giveBack(), giveBack).catch(() => undefined);
     });
     const nodes = describeNodes(
@@ -93,9 +97,13 @@ export class RedlockLockStore implements LockStore {
     return { acquired: false, pttl: Math.min(...pttls), nodes };
   }
 
-  async release(keys: readonly string[], token: string, quiet = false): Promise<ReleaseReport> {
+  async release(
+    keys: readonly string[],
+    token: string,
+    { quiet = false }: ReleaseOptions = {},
+  ): Promise<ReleaseReport> {
     const answers = await askAll(this.nodes, this.settings.nodeTimeout, (node) =>
-      node.release(keys, token, quiet),
+      node.release(keys, token, { quiet }),
     );
     const reports = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
     if (reports.length === 0) this.requireQuorum(answers, keys, 'release');
@@ -128,7 +136,7 @@ export class RedlockLockStore implements LockStore {
   }
 
   /** Subscribes on every node that answers; a release on any of them wakes the waiter. */
-  async subscribe(key: string, onRelease: () => void): Promise<() => void> {
+  async subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {
     let cancelled = false;
     const unsubscribes: (() => void)[] = [];
     const calls = this.nodes.map((node) =>
