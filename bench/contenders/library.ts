@@ -1,4 +1,4 @@
-import { LockBusyError, LockService } from '../../lib/index.js';
+import { LockBusyError, LockService } from '../../dist/index.js';
 import { connect, quit } from './connect.js';
 import type { Contender } from './contender.js';
 

@@ -2,6 +2,7 @@ import type { ResolvedLockOptions } from '../interfaces/lock-options.interface.j
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { LockStoreError } from '../errors/lock.errors.js';
 import { LockEventBus, type LockEvent } from './lock.events.js';
+import { CallDeadlines } from './call-deadlines.js';
 import { callStore } from './store-call.js';
 
 export interface LockEngineConfig {
@@ -26,8 +27,11 @@ type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
 export class EngineContext {
   readonly bus = new LockEventBus();
   closed = false;
+  private readonly deadlines: CallDeadlines;
 
-  constructor(readonly config: LockEngineConfig) {}
+  constructor(readonly config: LockEngineConfig) {
+    this.deadlines = new CallDeadlines(config.storeTimeout);
+  }
 
   get store(): LockStore {
     return this.config.store;
@@ -40,9 +44,9 @@ export class EngineContext {
     what: StoreOperation,
     late?: (result: T) => void,
   ): Promise<T> {
-    return callStore(operation, key, what, this.config.storeTimeout, late).catch((error: Error) => {
-      this.emit({ type: 'error', key, operation: what, error });
-      throw error;
+    return callStore(operation, key, what, this.deadlines, {
+      late,
+      failed: (error) => this.emit({ type: 'error', key, operation: what, error }),
     });
   }
 

@@ -10,6 +10,8 @@ export interface LeaseKeeper {
 }
 
 export interface LeaseTerms {
+  /** When the lock was granted (`performance.now()`). */
+  readonly acquiredAt: number;
   readonly key: string;
   readonly keys: readonly string[];
   readonly fullKeys: readonly string[];
@@ -33,7 +35,7 @@ export class HeldLock implements Lock, WatchedLease {
   readonly holdUntil: number;
   /** The store's keys (prefix applied). */
   readonly fullKeys: readonly string[];
-  readonly acquiredAt = performance.now();
+  readonly acquiredAt: number;
   expiresAt: number;
   private state: 'held' | 'released' | 'lost' = 'held';
   private releasing?: Promise<ReleaseResult>;
@@ -45,6 +47,7 @@ export class HeldLock implements Lock, WatchedLease {
     private readonly keeper: LeaseKeeper,
     terms: LeaseTerms,
   ) {
+    this.acquiredAt = terms.acquiredAt;
     this.key = terms.key;
     this.keys = terms.keys;
     this.fullKeys = terms.fullKeys;

@@ -45,8 +45,8 @@ export class LeaseWatchdog {
     return this.leases.size;
   }
 
-  add(lease: WatchedLease): void {
-    const renewAt = performance.now() + interval(lease);
+  add(lease: WatchedLease, now = performance.now()): void {
+    const renewAt = now + interval(lease);
     this.leases.set(lease, { renewAt, renewing: false, unreachable: false });
     this.arm(lease.autoRenew ? Math.min(renewAt, lease.expiresAt) : lease.expiresAt);
   }

@@ -6,7 +6,13 @@ import type { LockLeases } from './lock-leases.js';
 import type { LockRequest } from './lock-request.js';
 import { MAX_TTL } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
-import { WaitQueue, type AttemptOutcome, type Grant, type Waiter } from './wait-queue.js';
+import {
+  WaitQueue,
+  type AttemptOutcome,
+  type Grant,
+  type QueueDriver,
+  type Waiter,
+} from './wait-queue.js';
 
 /** A store call pending this long (ms) is not a round trip any more. */
 const SILENCE_FLOOR = 100;
@@ -18,14 +24,22 @@ const SILENCE_FLOOR = 100;
 export class LockAcquirer {
   private readonly queues = new Map<string, WaitQueue>();
   /** Acquire attempts sent and not yet answered; shutdown waits for them. */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private inFlight = 0;
+  private drained?: () => void;
+  private readonly attemptSettled = (): void => {
+    if (--this.inFlight === 0) this.drained?.();
+  };
   /** The per-node answers of a request's last failed attempt, for its `LockBusyError`. */
   private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
+
+  private readonly driver: QueueDriver;
 
   constructor(
     private readonly context: EngineContext,
     private readonly leases: LockLeases,
-  ) {}
+  ) {
+    this.driver = this.createDriver();
+  }
 
   get queueCount(): number {
     return this.queues.size;
@@ -71,7 +85,7 @@ export class LockAcquirer {
   /** Fails every waiter and waits for attempts already sent (shutdown). */
   async stop(error: Error): Promise<void> {
     for (const queue of this.queues.values()) queue.failAll(error);
-    await Promise.allSettled([...this.inFlight]);
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
   }
 
   private enqueue(request: LockRequest, queue: WaitQueue, first: boolean): Promise<Lock> {
@@ -122,8 +136,9 @@ export class LockAcquirer {
 
   private attempt(request: LockRequest, queue?: string): Promise<AttemptOutcome> {
     const attempt = this.attemptOnce(request, queue);
-    this.inFlight.add(attempt);
-    return attempt.finally(() => this.inFlight.delete(attempt));
+    this.inFlight++;
+    attempt.then(this.attemptSettled, this.attemptSettled);
+    return attempt;
   }
 
   private async attemptOnce(request: LockRequest, queue?: string): Promise<AttemptOutcome> {
@@ -146,34 +161,40 @@ export class LockAcquirer {
     return { grant: { token, fences: result.fences, startedAt, expiresAt } };
   }
 
-  private queueFor(request: LockRequest): WaitQueue {
-    const id = request.fullKeys.join('\n');
+  private queueFor({ fullKeys, label }: LockRequest): WaitQueue {
+    const id = fullKeys.length === 1 ? fullKeys[0] : fullKeys.join('\n');
     const existing = this.queues.get(id);
     if (existing) return existing;
-    const created: WaitQueue = new WaitQueue({
-      subscribe: (onRelease) => this.subscribe(request, onRelease),
-      leaveTurns: (queueId) => {
-        for (const key of request.fullKeys) this.context.store.leaveTurns?.(key, queueId);
-      },
-      discard: (grant) => this.context.giveBack(request.fullKeys, grant.token),
-      idle: () => {
-        if (this.queues.get(id) === created) this.queues.delete(id);
-      },
-      pollCap: this.context.config.pollCap,
-      localHandoffs: this.context.config.localHandoffs,
-    });
+    const created = new WaitQueue(this.driver, fullKeys, label);
     this.queues.set(id, created);
     return created;
   }
 
-  private async subscribe(request: LockRequest, onRelease: ReleaseListener): Promise<() => void> {
+  /** Made once and shared by every queue, so an uncontended lock makes no closures for one. */
+  private createDriver(): QueueDriver {
+    return {
+      subscribe: (queue, onRelease) => this.subscribe(queue, onRelease),
+      leaveTurns: (queue) => {
+        for (const key of queue.keys) this.context.store.leaveTurns?.(key, queue.id);
+      },
+      discard: (queue, grant) => this.context.giveBack(queue.keys, grant.token),
+      idle: (queue) => {
+        const id = queue.keys.length === 1 ? queue.keys[0] : queue.keys.join('\n');
+        if (this.queues.get(id) === queue) this.queues.delete(id);
+      },
+      pollCap: this.context.config.pollCap,
+      localHandoffs: this.context.config.localHandoffs,
+    };
+  }
+
+  private async subscribe(queue: WaitQueue, onRelease: ReleaseListener): Promise<() => void> {
     const { context } = this;
     const results = await Promise.allSettled(
-      request.fullKeys.map((key) =>
+      queue.keys.map((key) =>
         // A subscription confirmed after the timeout must still be undone, or it leaks.
         context.storeCall(
           context.store.subscribe(key, onRelease),
-          request.label,
+          queue.label,
           'subscribe',
           (late) => late(),
         ),

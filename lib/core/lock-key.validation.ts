@@ -35,7 +35,8 @@ function validateLockKey(key: unknown): void {
   if (key.length === 0) {
     throw new LockKeyError('A lock key must not be empty. Name the resource you are locking.');
   }
-  if (Buffer.byteLength(key) > MAX_KEY_BYTES) {
+  // A UTF-16 unit takes at most 3 UTF-8 bytes: short keys need no count.
+  if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
     throw new LockKeyError(
       `Lock key ${describe(key)} is longer than ${MAX_KEY_BYTES} bytes. Lock on a short id, or a hash of the long value.`,
       key.slice(0, 40),

@@ -40,7 +40,9 @@ export class LockLeases implements LeaseKeeper {
       this.context.giveBack(request.fullKeys, grant.token);
       throw shutDown(request.label);
     }
+    const now = performance.now();
     const lock = new HeldLock(this, {
+      acquiredAt: now,
       key: request.label,
       keys: request.names,
       fullKeys: request.fullKeys,
@@ -53,9 +55,9 @@ export class LockLeases implements LeaseKeeper {
     });
     this.held.set(lock, queue);
     if (grant.from) this.watchdog.transfer(grant.from, lock);
-    else this.watchdog.add(lock);
+    else this.watchdog.add(lock, now);
     if (this.context.bus.listening) {
-      const waited = performance.now() - request.startedAt;
+      const waited = now - request.startedAt;
       this.context.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });
     }
     if (options.signal?.aborted) {
@@ -106,7 +108,7 @@ export class LockLeases implements LeaseKeeper {
    */
   private passOn(lock: HeldLock): boolean {
     const queue = this.held.get(lock);
-    if (!queue || this.context.closed || !lock.isHeld) return false;
+    if (!queue?.waiting || this.context.closed || !lock.isHeld) return false;
     const now = performance.now();
     const grant = { token: lock.token, startedAt: now, expiresAt: lock.expiresAt, from: lock };
     const next = queue.localTaker(grant);

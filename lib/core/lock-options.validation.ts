@@ -11,6 +11,7 @@ export const DEFAULT_LOCK_OPTIONS: ResolvedLockOptions = Object.freeze({
 });
 
 const knownOptions = new Set<string>(['ttl', 'wait', 'autoRenew', 'maxHold', 'fencing', 'signal']);
+const noExtraNames: ReadonlySet<string> = new Set();
 
 /**
  * Checks options given from TypeScript or plain JavaScript. Unknown names are rejected: a typo
@@ -19,7 +20,7 @@ const knownOptions = new Set<string>(['ttl', 'wait', 'autoRenew', 'maxHold', 'fe
 export function validateLockOptions(
   options: unknown,
   where: string,
-  extraNames: ReadonlySet<string> = new Set(),
+  extraNames: ReadonlySet<string> = noExtraNames,
 ): asserts options is LockOptions {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -63,11 +64,12 @@ export function resolveLockOptions(
   options: LockOptions | undefined,
 ): ResolvedLockOptions {
   if (!options) return defaults;
-  const resolved: ResolvedLockOptions = { ...defaults };
-  for (const [name, value] of Object.entries(options)) {
-    if (value !== undefined) (resolved as unknown as Record<string, unknown>)[name] = value;
+  const resolved = { ...defaults } as Record<string, unknown>;
+  const given = options as Record<string, unknown>;
+  for (const name in given) {
+    if (given[name] !== undefined) resolved[name] = given[name];
   }
-  return resolved;
+  return resolved as unknown as ResolvedLockOptions;
 }
 
 function checkTtl(ttl: unknown, where: string): void {

@@ -29,16 +29,16 @@ export interface Waiter {
   fail(error: unknown): void;
 }
 
-/** What a queue needs from the engine. */
+/** What a queue needs from the engine; one driver serves every queue. */
 export interface QueueDriver {
   /** Subscribes to release notifications for every key of the queue. */
-  subscribe(onRelease: ReleaseListener): Promise<() => void>;
+  subscribe(queue: WaitQueue, onRelease: ReleaseListener): Promise<() => void>;
   /** The queue stopped waiting: take it out of the store's turn list. */
-  leaveTurns(queueId: string): void;
+  leaveTurns(queue: WaitQueue): void;
   /** Gives back a grant no waiter wants any more. */
-  discard(grant: Grant): void;
+  discard(queue: WaitQueue, grant: Grant): void;
   /** The queue has no waiter, no holder and nothing in flight. */
-  idle(): void;
+  idle(queue: WaitQueue): void;
   /** Longest sleep between attempts when no notification comes. */
   readonly pollCap: number;
   /** Most hand-offs in a row that keep a lock inside this process (see `localTaker`). */
@@ -51,10 +51,15 @@ export interface QueueDriver {
  * process and not one per request.
  */
 export class WaitQueue {
-  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
-  readonly id = newLockToken();
+  private queueId?: string;
   private readonly waiters: Waiter[] = [];
   private readonly latch = new WakeLatch();
+  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
+  get id(): string {
+    // Made on first use: most queues live for one uncontended lock and never need it.
+    return (this.queueId ??= newLockToken());
+  }
+
   /** Locks on this queue's keys held by this process. */
   private holders = 0;
   /** Attempts made outside the queue (the uncontended fast path) still in flight. */
@@ -72,7 +77,13 @@ export class WaitQueue {
   /** The head's last attempt failed, so the store may have this queue in its turn list. */
   private inLine = false;
 
-  constructor(private readonly driver: QueueDriver) {}
+  constructor(
+    private readonly driver: QueueDriver,
+    /** The store's keys this queue waits for (prefix applied). */
+    readonly keys: readonly string[],
+    /** The keys as the caller named them, for messages. */
+    readonly label: string,
+  ) {}
 
   /** True when an attempt may skip the queue: nobody here holds, waits or tries. */
   get free(): boolean {
@@ -199,7 +210,7 @@ export class WaitQueue {
       this.running = false;
       this.unsubscribe?.();
       this.unsubscribe = undefined;
-      if (this.inLine) this.driver.leaveTurns(this.id);
+      if (this.inLine) this.driver.leaveTurns(this);
       this.inLine = false;
       this.settleIfIdle();
     }
@@ -219,7 +230,7 @@ export class WaitQueue {
   private async attempt(head: Waiter): Promise<AttemptOutcome | undefined> {
     this.headCallSince = performance.now();
     try {
-      this.unsubscribe ??= await this.driver.subscribe((turn) => {
+      this.unsubscribe ??= await this.driver.subscribe(this, (turn) => {
         // Another process's turn: this queue keeps its place in line and sleeps on.
         if (turn === undefined || turn === this.id) this.latch.notify();
       });
@@ -238,7 +249,7 @@ export class WaitQueue {
 
   /** The grant was won with the head's options (ttl, fencing), so only the head may take it. */
   private hand(head: Waiter, grant: Grant): void {
-    if (this.waiters[0] !== head) return this.driver.discard(grant);
+    if (this.waiters[0] !== head) return this.driver.discard(this, grant);
     this.waiters.shift();
     this.won();
     head.deliver(grant);
@@ -251,7 +262,7 @@ export class WaitQueue {
   }
 
   private settleIfIdle(): void {
-    if (!this.running && this.free) this.driver.idle();
+    if (!this.running && this.free) this.driver.idle(this);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError, StaleFenceError } from '../errors/lock.errors.js';
 import { FENCED_WRITE } from '../stores/redis/redis-lock.scripts.js';
+import { directSender } from '../stores/redis/command-sender.js';
 import { runScript } from '../stores/redis/script-runner.js';
 
 /** One Redis write command: `[command, key, ...arguments]`, e.g. `['HSET', 'orders', id, user]`. */
@@ -34,7 +35,10 @@ export async function fencedWrite(
   const keys = [fenceKey, ...writes.map(([, key]) => key)];
   const args: (string | number)[] = [fence!];
   for (const [command, , ...rest] of writes) args.push(command, rest.length, ...rest);
-  const [applied, detail] = (await runScript(redis, FENCED_WRITE, keys, args)) as [number, unknown];
+  const [applied, detail] = (await runScript(directSender(redis), FENCED_WRITE, keys, args)) as [
+    number,
+    unknown,
+  ];
   if (applied !== 1) throw new StaleFenceError(fenceKey, fence!, Number(detail));
   return detail as unknown[];
 }

@@ -16,6 +16,7 @@ import { channelOf, fenceKeyOf, turnsKeyOf } from './key-slots.js';
 import { ACQUIRE, ACQUIRE_IN_TURN, EXTEND, LEAVE_TURNS, RELEASE } from './redis-lock.scripts.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
+import { corkingSender, directSender, type CommandSender } from './command-sender.js';
 
 /** Ask replicas to acknowledge each acquire before it counts (Redis `WAIT`). */
 export interface ReplicaAcknowledgement {
@@ -55,12 +56,14 @@ const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
 export class RedisLockStore implements LockStore {
   private readonly notifier: ReleaseNotifier;
   private readonly cluster: boolean;
+  private readonly send: CommandSender;
 
   constructor(
     readonly client: Redis | Cluster,
     private readonly options: RedisLockStoreOptions = {},
   ) {
     this.cluster = client instanceof Cluster;
+    this.send = this.cluster ? directSender(client) : corkingSender(client as Redis);
     if (this.cluster && options.replicas) {
       throw new LockOptionsError(
         '"replicas" (WAIT) is not available on Redis Cluster; use it with a single master or Sentinel.',
@@ -123,8 +126,8 @@ export class RedisLockStore implements LockStore {
 
   /** The common case, as plain `SET NX PX`: no script to run. The holder's lease is read only when busy. */
   private async acquireBySet(key: string, token: string, ttl: number): Promise<number[]> {
-    if ((await this.client.set(key, token, 'PX', ttl, 'NX')) === 'OK') return [1];
-    const pttl = await this.client.pttl(key);
+    if ((await this.send('set', [key, token, 'PX', ttl, 'NX'])) === 'OK') return [1];
+    const pttl = (await this.send('pttl', [key])) as number;
     // -2: released in between, so try again at once.
     return [0, pttl === -2 ? 0 : pttl];
   }
@@ -136,7 +139,7 @@ export class RedisLockStore implements LockStore {
     fencing: boolean,
   ): Promise<number[]> {
     const scriptKeys = fencing ? [...keys, ...keys.map(fenceKeyOf)] : keys;
-    return (await runScript(this.client, ACQUIRE, scriptKeys, [
+    return (await runScript(this.send, ACQUIRE, scriptKeys, [
       token,
       ttl,
       fencing ? '1' : '0',
@@ -152,7 +155,7 @@ export class RedisLockStore implements LockStore {
   ): Promise<number[]> {
     const scriptKeys = [key, turnsKeyOf(key), ...(fencing ? [fenceKeyOf(key)] : [])];
     const args = [token, ttl, queue, fencing ? '1' : '0', TURNS_LIFETIME];
-    return (await runScript(this.client, ACQUIRE_IN_TURN, scriptKeys, args)) as number[];
+    return (await runScript(this.send, ACQUIRE_IN_TURN, scriptKeys, args)) as number[];
   }
 
   async release(
@@ -164,7 +167,7 @@ export class RedisLockStore implements LockStore {
     const channels = keys.map(channelOf);
     const args = [token, quiet ? '' : this.publish, single ? requeue : '', TURN_GRACE];
     args.push(single && successor ? successor.token : '', successor?.ttl ?? 0, ...channels);
-    const reply = await runScript(this.client, RELEASE, [...keys, ...keys.map(turnsKeyOf)], args);
+    const reply = await runScript(this.send, RELEASE, [...keys, ...keys.map(turnsKeyOf)], args);
     const [code, subscribers, turns, succeeded] = reply as [1 | 0 | -1, number, number, number];
     const ours = channels.filter((channel) => this.notifier.isSubscribed(channel)).length;
     return {
@@ -176,7 +179,7 @@ export class RedisLockStore implements LockStore {
 
   leaveTurns(key: string, queue: string): void {
     const args = [queue, this.publish, channelOf(key), TURN_GRACE];
-    runScript(this.client, LEAVE_TURNS, [key, turnsKeyOf(key)], args).catch(() => undefined);
+    runScript(this.send, LEAVE_TURNS, [key, turnsKeyOf(key)], args).catch(() => undefined);
   }
 
   private get publish(): string {
@@ -210,7 +213,7 @@ export class RedisLockStore implements LockStore {
     const keys = batch.flatMap((lease) => lease.keys);
     const tokens = batch.flatMap((lease) => lease.keys.map(() => lease.token));
     const ttls = batch.flatMap((lease) => lease.keys.map(() => lease.ttl));
-    const codes = (await runScript(this.client, EXTEND, keys, [...tokens, ...ttls])) as number[];
+    const codes = (await runScript(this.send, EXTEND, keys, [...tokens, ...ttls])) as number[];
     return codes.map((code, i) => [`${tokens[i]}\n${keys[i]}`, code]);
   }
 

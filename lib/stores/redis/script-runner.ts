@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { CommandSender, RedisArg } from './command-sender.js';
 import type { LuaScript } from './redis-lock.scripts.js';
 
 /**
@@ -7,16 +7,16 @@ import type { LuaScript } from './redis-lock.scripts.js';
  * loads the script, so the next call is an EVALSHA again.
  */
 export async function runScript(
-  client: Redis | Cluster,
+  send: CommandSender,
   script: LuaScript,
   keys: readonly string[],
-  args: readonly (string | number)[],
+  args: readonly RedisArg[],
 ): Promise<unknown> {
   try {
-    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+    return await send('evalsha', [script.sha, keys.length, ...keys, ...args]);
   } catch (error) {
     if (!isNoScript(error)) throw error;
-    return client.eval(script.body, keys.length, ...keys, ...args);
+    return send('eval', [script.body, keys.length, ...keys, ...args]);
   }
 }
 
