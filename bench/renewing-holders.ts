@@ -1,6 +1,6 @@
 import Redlock from 'redlock';
 import { Mutex } from 'redis-semaphore';
-import { LockService } from '../lib/index.js';
+import { LockService } from '../dist/index.js';
 import { connect, quit } from './contenders/connect.js';
 
 /** Holds locks with each library's own auto-renewal, and counts those it loses. */

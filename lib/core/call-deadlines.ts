@@ -54,9 +54,9 @@ export class CallDeadlines {
   private sweep(): void {
     this.timer = undefined;
     const now = performance.now();
-    const { calls } = this;
-    while (this.first < calls.length) {
-      const call = calls[this.first];
+    // Re-read `calls` each turn: an `expire` that ends calls may replace the array.
+    while (this.first < this.calls.length) {
+      const call = this.calls[this.first];
       if (!call.done && call.due > now) break;
       this.first++;
       if (!call.done) call.expire();

@@ -184,6 +184,7 @@ export class LockAcquirer {
       },
       pollCap: this.context.config.pollCap,
       localHandoffs: this.context.config.localHandoffs,
+      turnGrace: this.context.store.turnGrace,
     };
   }
 

@@ -90,7 +90,7 @@ export class LockLeases implements LeaseKeeper {
       if (heir) queue!.heirAnswered(heir, undefined);
       throw error;
     }
-    queue?.noteRelease(report.waitersElsewhere);
+    queue?.noteRelease(report.waitersElsewhere, requeue !== undefined);
     this.emitReleased(lock, report.result);
     if (heir)
       queue!.heirAnswered(heir, report.succeeded ? this.grantOf(successor!, sentAt) : undefined);

@@ -43,6 +43,8 @@ export interface QueueDriver {
   readonly pollCap: number;
   /** Most hand-offs in a row that keep a lock inside this process (see `localTaker`). */
   readonly localHandoffs: number;
+  /** How long the store keeps a key for a process whose turn it is, if it keeps turns. */
+  readonly turnGrace?: number;
 }
 
 /**
@@ -168,21 +170,37 @@ export class WaitQueue {
     return head;
   }
 
-  /** The release answered: `grant` when the heir now holds the key. */
+  /**
+   * The release answered: `grant` when the heir now holds the key. After a release that gave
+   * the key to another process's turn (see `noteRelease`), the head waits to be called.
+   */
   heirAnswered(heir: Waiter, grant: Grant | undefined): void {
     if (grant) this.hand(heir, grant);
-    this.endOutsideAttempt(false);
+    if (--this.outside === 0) this.outsideSince = undefined;
+    if (!this.contested) this.latch.notify();
+    this.settleIfIdle();
   }
 
   /**
    * What the store said about waiters elsewhere when a lock of this queue was released. When
    * nobody else waited after all, the next waiter here tries now instead of waiting for a wake-up.
    */
-  noteRelease(waitersElsewhere: boolean): void {
+  noteRelease(waitersElsewhere: boolean, requeued: boolean): void {
     this.contested = waitersElsewhere;
-    // The release may have put this queue back in line (see `ReleaseOptions.requeue`).
-    if (waitersElsewhere) this.inLine ||= this.waiting;
-    else this.latch.notify();
+    if (!waitersElsewhere) this.latch.notify();
+    else if (requeued) this.backInLine();
+  }
+
+  /**
+   * A release put this queue back in the store's line (see `ReleaseOptions.requeue`). If its
+   * waiters gave up meanwhile, it leaves the line at once rather than be called for nothing.
+   */
+  private backInLine(): void {
+    if (!this.running) return this.driver.leaveTurns(this);
+    this.inLine = true;
+    // Heads that only ever got the key from a release never subscribed: the call to its turn
+    // would go unheard. Its attempt subscribes first (and, the key being reserved, just fails).
+    if (!this.unsubscribe) this.latch.notify();
   }
 
   /** Fails every waiter (shutdown). */
@@ -196,6 +214,9 @@ export class WaitQueue {
     try {
       while (this.waiters.length > 0) {
         if (this.holders > 0 || this.outside > 0) {
+          // Listen already: a release here may hand this queue's turn to another process, and
+          // the call back to this queue must not go unheard.
+          if (!this.unsubscribe && !(await this.listen())) continue;
           await this.latch.wait(this.driver.pollCap);
           continue;
         }
@@ -228,12 +249,9 @@ export class WaitQueue {
 
   /** Subscribes first (so no release between attempt and sleep is missed), then tries. */
   private async attempt(head: Waiter): Promise<AttemptOutcome | undefined> {
+    if (!(await this.listen())) return undefined;
     this.headCallSince = performance.now();
     try {
-      this.unsubscribe ??= await this.driver.subscribe(this, (turn) => {
-        // Another process's turn: this queue keeps its place in line and sleeps on.
-        if (turn === undefined || turn === this.id) this.latch.notify();
-      });
       const outcome = await head.attempt(this.id);
       this.inLine = 'pttl' in outcome;
       return outcome;
@@ -245,6 +263,28 @@ export class WaitQueue {
     } finally {
       this.headCallSince = undefined;
     }
+  }
+
+  /** Subscribes to release notifications once per busy spell; false (all failed) on error. */
+  private async listen(): Promise<boolean> {
+    if (this.unsubscribe) return true;
+    this.headCallSince = performance.now();
+    try {
+      this.unsubscribe = await this.driver.subscribe(this, (turn) => this.heard(turn));
+      return true;
+    } catch (error) {
+      this.failAll(error);
+      return false;
+    } finally {
+      this.headCallSince = undefined;
+    }
+  }
+
+  private heard(turn: string | undefined): void {
+    if (turn === undefined || turn === this.id) return this.latch.notify();
+    // Another process's turn: keep the place in line, but look again when its reservation
+    // would lapse, in case that process is gone.
+    if (this.driver.turnGrace !== undefined) this.latch.wakeWithin(this.driver.turnGrace);
   }
 
   /** The grant was won with the head's options (ttl, fencing), so only the head may take it. */

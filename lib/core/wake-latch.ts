@@ -5,6 +5,8 @@
 export class WakeLatch {
   private pending = false;
   private wake?: () => void;
+  private timer?: NodeJS.Timeout;
+  private wakeAt = Infinity;
 
   notify(): void {
     if (this.wake) this.wake();
@@ -23,12 +25,25 @@ export class WakeLatch {
     }
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        clearTimeout(this.timer);
+        this.timer = undefined;
+        this.wakeAt = Infinity;
         this.wake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
       this.wake = done;
+      this.sleepUntil(performance.now() + ms);
     });
+  }
+
+  /** Cuts a wait in progress short: it ends within `ms` at the latest. */
+  wakeWithin(ms: number): void {
+    if (this.wake && performance.now() + ms < this.wakeAt) this.sleepUntil(performance.now() + ms);
+  }
+
+  private sleepUntil(at: number): void {
+    clearTimeout(this.timer);
+    this.wakeAt = at;
+    this.timer = setTimeout(() => this.wake?.(), Math.max(0, at - performance.now()));
   }
 }

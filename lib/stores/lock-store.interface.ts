@@ -85,6 +85,11 @@ export interface LeaseExtension {
  * renewal and reentrancy on top. Implement it to plug in another backend.
  */
 export interface LockStore {
+  /**
+   * How long, in ms, a key given to a process in its turn stays reserved for it, for stores that
+   * keep turns (see `AcquireRequest.queue`). Waiters look again once it would have lapsed.
+   */
+  readonly turnGrace?: number;
   /** False when the store cannot issue safe monotonic fences (Redlock). @default true */
   readonly supportsFencing?: boolean;
   /** Throws `LockKeyError` for keys this store cannot lock together (e.g. across Cluster slots). */

@@ -52,6 +52,10 @@ export class ObservedStore implements LockStore {
     return this.inner.release(keys, token, options);
   }
 
+  get turnGrace(): number | undefined {
+    return this.inner.turnGrace;
+  }
+
   leaveTurns(key: string, queue: string): void {
     this.inner.leaveTurns?.(key, queue);
   }

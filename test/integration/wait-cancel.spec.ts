@@ -46,6 +46,11 @@ describe('giving up a wait', () => {
 
   /** The waiter is gone without a trace: no subscription, no queue, only the holder's key. */
   async function expectNothingLeftBehind(): Promise<void> {
+    // A subscription may still be on its way when the waiter gives up: wait for the engine to
+    // undo it, then for Redis to show it gone.
+    await waitFor('the engine to settle', () =>
+      Object.values(engineInternals(engine)).every((count) => count === 0),
+    );
     await waitFor(
       'the release channel to be unsubscribed',
       async () => (await activeChannels(redis.probe)).length === 0,

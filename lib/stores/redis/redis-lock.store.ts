@@ -54,6 +54,7 @@ const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
  * is the owner token, set with NX and a PX lease, so other lock libraries can share the locks.
  */
 export class RedisLockStore implements LockStore {
+  readonly turnGrace = TURN_GRACE;
   private readonly notifier: ReleaseNotifier;
   private readonly cluster: boolean;
   private readonly send: CommandSender;

@@ -1,0 +1,98 @@
+import type { Redis } from 'ioredis';
+import type { LockEngine, LockEngineConfig } from '../../lib/core/lock-engine.js';
+import type { LockEvent } from '../../lib/core/lock.events.js';
+import { RELEASE } from '../../lib/stores/redis/redis-lock.scripts.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
+import { RecordingStore, type StoreRecord } from './recording-store.js';
+import { scanKeys } from './scan-keys.js';
+import { createTestEngine } from './test-engine.js';
+import type { RedisHarness } from './use-redis.js';
+import { waitUntil } from './wait-until.js';
+
+/** One engine on its own connection: a process of its own, as far as Redis can tell. */
+export interface Proc {
+  readonly engine: LockEngine;
+  readonly store: RecordingStore;
+  readonly client: Redis;
+  /** The engine's `error` events. */
+  readonly errors: LockEvent[];
+}
+
+export interface TurnProcs {
+  /** One timeline of every process's store calls, emptied before each test. */
+  readonly log: StoreRecord[];
+  /** A new process; `muted` drops its release notifications. Closed after the test. */
+  proc(name: string, overrides?: Partial<LockEngineConfig>, muted?: boolean): Proc;
+  /**
+   * Waits until no engine of `which` holds, waits or tries, then lets each of their connections
+   * answer a PING, so every command they sent before (a leaveTurns is sent without waiting for
+   * its answer) has run on the server.
+   */
+  settled(which?: readonly Proc[]): Promise<void>;
+  /** Lock keys and turn lists in Redis (fence counters are meant to stay). */
+  leftovers(): Promise<string[]>;
+  /** Resolves with `p`'s queue id once an attempt of `p` in turn failed: it is in the turn list. */
+  inLine(p: Proc): Promise<string>;
+}
+
+/**
+ * Processes (engines on connections of their own, each through a RecordingStore sharing one
+ * log) for the tests of a file using `redis`; closed and the database emptied after each test.
+ * Call it next to `useRedisServer`, and close `closeAll` in its `beforeStop`.
+ */
+export function useTurnProcs(redis: RedisHarness): TurnProcs & { closeAll(): Promise<void> } {
+  let procs: Proc[] = [];
+  const log: StoreRecord[] = [];
+
+  const closeAll = async (): Promise<void> => {
+    await Promise.all(procs.map((p) => p.engine.close()));
+    procs = [];
+  };
+
+  beforeAll(async () => {
+    // Later RELEASE calls are then one EVALSHA each (no NOSCRIPT fallback), for commandstats.
+    await redis.probe.script('LOAD', RELEASE.body);
+  });
+
+  beforeEach(() => {
+    log.length = 0;
+  });
+
+  afterEach(async () => {
+    await closeAll();
+    await redis.probe.flushall();
+    await redis.probe.script('LOAD', RELEASE.body);
+  });
+
+  return {
+    log,
+    closeAll,
+    proc(name, overrides = {}, muted = false) {
+      const client = redis.connect();
+      const store = new RecordingStore(new RedisLockStore(client), name, log);
+      store.muted = muted;
+      const engine = createTestEngine(client, { store, ...overrides });
+      const errors: LockEvent[] = [];
+      engine.events$.subscribe((event) => event.type === 'error' && errors.push(event));
+      const created = { engine, store, client, errors };
+      procs.push(created);
+      return created;
+    },
+    async settled(which = procs) {
+      await waitUntil('engines settled', () =>
+        which.every(({ engine }) => engine.stats().queues === 0 && engine.stats().held === 0),
+      );
+      await Promise.all(which.map((p) => p.client.ping()));
+    },
+    async leftovers() {
+      const keys = await scanKeys(redis.probe);
+      return keys.filter((key) => key.startsWith('lock:') || key.endsWith(':turns'));
+    },
+    inLine(p) {
+      return waitUntil(
+        `${p.store.name} in line`,
+        () => p.store.records('attempt').find((r) => r.queue !== undefined && !r.acquired)?.queue,
+      );
+    },
+  };
+}

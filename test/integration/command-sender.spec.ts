@@ -1,0 +1,111 @@
+import { once } from 'node:events';
+import type { Redis } from 'ioredis';
+import { corkingSender, type CommandSender } from '../../lib/stores/redis/command-sender.js';
+import { useRedisServer } from '../harness/use-redis.js';
+
+const COMMANDS = 200;
+
+describe('corkingSender on a real Redis', () => {
+  const redis = useRedisServer();
+  let client: Redis;
+  let send: CommandSender;
+
+  beforeAll(async () => {
+    client = redis.connect();
+    await once(client, 'ready');
+    send = corkingSender(client);
+  });
+
+  afterEach(async () => {
+    await redis.probe.flushall();
+  });
+
+  /** INCRs on one counter, all sent in one tick: the replies must count up in sending order. */
+  function burst(key: string, count = COMMANDS): Promise<unknown>[] {
+    return Array.from({ length: count }, () => send('incr', [key]));
+  }
+
+  const upTo = (count: number): number[] => Array.from({ length: count }, (_, i) => i + 1);
+
+  it('a lone command is written at once and resolves with its reply', async () => {
+    const set = send('set', ['lone', 'v']);
+    // Nothing else awaits a reply: no cork, the bytes are on their way.
+    expect(client.stream.writableCorked).toBe(0);
+    expect(await set).toBe('OK');
+    const get = send('get', ['lone']);
+    expect(client.stream.writableCorked).toBe(0);
+    expect(await get).toBe('v');
+  });
+
+  it(`${COMMANDS} commands sent in one tick all resolve, with their replies in order`, async () => {
+    const replies = burst('counter');
+    // The second command found the first awaiting its reply, so the socket is corked for now.
+    expect(client.stream.writableCorked).toBe(1);
+
+    expect(await Promise.all(replies)).toEqual(upTo(COMMANDS));
+    expect(client.stream.writableCorked).toBe(0);
+    expect(await redis.probe.get('counter')).toBe(String(COMMANDS));
+  });
+
+  it('uncorks on the next tick, before any reply, so a corked burst never waits for a reply', async () => {
+    const replies = burst('ticked', 10);
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+
+    expect(client.stream.writableCorked).toBe(0);
+    expect(await Promise.all(replies)).toEqual(upTo(10));
+  });
+
+  it('bursts in consecutive ticks keep their order across the corks', async () => {
+    const first = burst('ordered', 50);
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+    const second = burst('ordered', 50);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const third = burst('ordered', 50);
+
+    expect(await Promise.all([...first, ...second, ...third])).toEqual(upTo(150));
+  });
+
+  it('mixed commands and an error reply in a corked burst each get their own answer', async () => {
+    const replies = [
+      send('set', ['text', 'hello']),
+      send('incr', ['text']),
+      send('append', ['text', ' world']),
+      send('get', ['text']),
+      send('echo', ['x'.repeat(100_000)]),
+    ].map((reply) => reply.then(String, (error: Error) => `error: ${error.message}`));
+
+    const got = await Promise.all(replies);
+    expect(got.slice(0, 4)).toEqual([
+      'OK',
+      'error: ERR value is not an integer or out of range',
+      '11',
+      'hello world',
+    ]);
+    expect(got[4]).toBe('x'.repeat(100_000));
+  });
+
+  it('works again after the connection is killed and reconnects', async () => {
+    expect(await Promise.all(burst('before', 20))).toEqual(upTo(20));
+    const id = Number(await client.client('ID'));
+
+    const reconnected = once(client, 'ready');
+    await redis.probe.client('KILL', 'ID', String(id));
+    await reconnected;
+
+    expect(Number(await client.client('ID'))).not.toBe(id);
+    expect(await Promise.all(burst('after'))).toEqual(upTo(COMMANDS));
+    expect(await send('get', ['before'])).toBe('20');
+    expect(client.stream.writableCorked).toBe(0);
+  });
+
+  it('commands sent before a new connection is ready resolve in order once it is', async () => {
+    const fresh = redis.connect();
+    const freshSend = corkingSender(fresh);
+    expect(fresh.status).not.toBe('ready');
+
+    const replies = Array.from({ length: COMMANDS }, () => freshSend('incr', ['queued']));
+    expect(await Promise.all(replies)).toEqual(upTo(COMMANDS));
+    expect(await freshSend('ping', [])).toBe('PONG');
+    expect(fresh.stream.writableCorked).toBe(0);
+  });
+});
