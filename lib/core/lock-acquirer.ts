@@ -3,16 +3,11 @@ import type { NodeOutcome, ReleaseListener } from '../stores/lock-store.interfac
 import { shutDown, type EngineContext } from './engine-context.js';
 import type { Lock } from './lock.interface.js';
 import type { LockLeases } from './lock-leases.js';
-import type { LockRequest } from './lock-request.js';
+import { canInherit, leaseTtlOf, type LockRequest } from './lock-request.js';
 import { MAX_TTL } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
-import {
-  WaitQueue,
-  type AttemptOutcome,
-  type Grant,
-  type QueueDriver,
-  type Waiter,
-} from './wait-queue.js';
+import { WaitQueue } from './wait-queue.js';
+import type { AttemptOutcome, QueueDriver, Waiter } from './wait-queue.interface.js';
 
 /** A store call pending this long (ms) is not a round trip any more. */
 const SILENCE_FLOOR = 100;
@@ -237,21 +232,4 @@ export class LockAcquirer {
     const nodes = this.lastNodes.get(request);
     return new LockBusyError(request.label, { wait, waited, statusCode: busyStatusCode, nodes });
   }
-}
-
-/**
- * A lease won by another holder suits a waiter that needs no fence of its own (a fence must be
- * new for each holder) and lets the watchdog renew it, when what is left of it lies within the
- * waiter's own ttl and `maxHold`: enough for the next renewal to land in time, and no longer
- * than the waiter would leave the key behind if this process died or its `maxHold` ran out.
- */
-function canInherit(request: LockRequest, grant: Grant): boolean {
-  const { fencing, autoRenew, ttl } = request.options;
-  const left = grant.expiresAt - performance.now();
-  return !fencing && autoRenew && left > ttl / 2 && left <= leaseTtlOf(request);
-}
-
-/** The lease asked of the store: never longer than `maxHold`. */
-function leaseTtlOf({ options }: LockRequest): number {
-  return Math.min(options.ttl, options.maxHold ?? options.ttl);
 }

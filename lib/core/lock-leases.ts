@@ -6,7 +6,8 @@ import { LeaseWatchdog } from './lease-watchdog.js';
 import type { LockRequest } from './lock-request.js';
 import { validateLockOptions } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
-import type { Grant, WaitQueue } from './wait-queue.js';
+import type { WaitQueue } from './wait-queue.js';
+import type { Grant } from './wait-queue.interface.js';
 
 /** The locks this engine holds: granting, renewing, releasing and losing them. */
 export class LockLeases implements LeaseKeeper {
@@ -71,6 +72,12 @@ export class LockLeases implements LeaseKeeper {
     const { context } = this;
     if (this.passOn(lock)) return 'released';
     const queue = this.held.get(lock);
+    if (queue?.handingOn && !queue.waiting) {
+      // A key hot in this process: the next request for it is often a tick away (the caller
+      // that just handed it on, looping). Give it that tick before giving the key up.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.passOn(lock)) return 'released';
+    }
     // Still wanted here: keep this process's place in line if the lock goes to another.
     const requeue = queue?.waiting ? queue.id : undefined;
     const heir = lock.fullKeys.length === 1 ? queue?.heir() : undefined;

@@ -1,6 +1,7 @@
 import type { LockOptions, ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
 import { validateLockKeys } from './lock-key.validation.js';
 import { resolveLockOptions, validateLockOptions } from './lock-options.validation.js';
+import type { Grant } from './wait-queue.interface.js';
 
 /** A validated acquire request: everything is checked before any store call. */
 export interface LockRequest {
@@ -30,4 +31,21 @@ export function prepareLockRequest(
     options: resolveLockOptions(defaults, options),
     startedAt: performance.now(),
   };
+}
+
+/**
+ * A lease won by another holder suits a waiter that needs no fence of its own (a fence must be
+ * new for each holder) and lets the watchdog renew it, when what is left of it lies within the
+ * waiter's own ttl and `maxHold`: enough for the next renewal to land in time, and no longer
+ * than the waiter would leave the key behind if this process died or its `maxHold` ran out.
+ */
+export function canInherit(request: LockRequest, grant: Grant): boolean {
+  const { fencing, autoRenew, ttl } = request.options;
+  const left = grant.expiresAt - performance.now();
+  return !fencing && autoRenew && left > ttl / 2 && left <= leaseTtlOf(request);
+}
+
+/** The lease asked of the store: never longer than `maxHold`. */
+export function leaseTtlOf({ options }: LockRequest): number {
+  return Math.min(options.ttl, options.maxHold ?? options.ttl);
 }

@@ -1,51 +1,6 @@
-import type { ReleaseListener } from '../stores/lock-store.interface.js';
-import type { WatchedLease } from './lease-watchdog.js';
 import { newLockToken } from './lock-token.js';
+import type { AttemptOutcome, Grant, QueueDriver, Waiter } from './wait-queue.interface.js';
 import { WakeLatch } from './wake-latch.js';
-
-/** A won acquire attempt, waiting to be turned into a lock. */
-export interface Grant {
-  readonly token: string;
-  readonly fences?: readonly number[];
-  /** When the winning attempt was sent (`performance.now()`). */
-  readonly startedAt: number;
-  /** Local deadline of the lease: surely over in the store by then. */
-  readonly expiresAt: number;
-  /** The held lease this grant takes over, when handed on inside this process. */
-  readonly from?: WatchedLease;
-}
-
-export type AttemptOutcome = { readonly grant: Grant } | { readonly pttl: number };
-
-export interface Waiter {
-  readonly settled: boolean;
-  /** True if this waiter may take over a lease won by another holder here (see `passTo`). */
-  canInherit(grant: Grant): boolean;
-  /** The lease in ms a release may set for this waiter directly; none for a fenced lock. */
-  readonly successorTtl?: number;
-  /** One attempt with this waiter's own options, for queue `queueId`; made only while it is the head. */
-  attempt(queueId: string): Promise<AttemptOutcome>;
-  deliver(grant: Grant): void;
-  fail(error: unknown): void;
-}
-
-/** What a queue needs from the engine; one driver serves every queue. */
-export interface QueueDriver {
-  /** Subscribes to release notifications for every key of the queue. */
-  subscribe(queue: WaitQueue, onRelease: ReleaseListener): Promise<() => void>;
-  /** The queue stopped waiting: take it out of the store's turn list. */
-  leaveTurns(queue: WaitQueue): void;
-  /** Gives back a grant no waiter wants any more. */
-  discard(queue: WaitQueue, grant: Grant): void;
-  /** The queue has no waiter, no holder and nothing in flight. */
-  idle(queue: WaitQueue): void;
-  /** Longest sleep between attempts when no notification comes. */
-  readonly pollCap: number;
-  /** Most hand-offs in a row that keep a lock inside this process (see `localTaker`). */
-  readonly localHandoffs: number;
-  /** How long the store keeps a key for a process whose turn it is, if it keeps turns. */
-  readonly turnGrace?: number;
-}
 
 /**
  * The waiters of one process for one lock, first in, first out. Only the head talks to the
@@ -53,15 +8,9 @@ export interface QueueDriver {
  * process and not one per request.
  */
 export class WaitQueue {
-  private queueId?: string;
   private readonly waiters: Waiter[] = [];
   private readonly latch = new WakeLatch();
-  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
-  get id(): string {
-    // Made on first use: most queues live for one uncontended lock and never need it.
-    return (this.queueId ??= newLockToken());
-  }
-
+  private queueId?: string;
   /** Locks on this queue's keys held by this process. */
   private holders = 0;
   /** Attempts made outside the queue (the uncontended fast path) still in flight. */
@@ -87,6 +36,12 @@ export class WaitQueue {
     readonly label: string,
   ) {}
 
+  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
+  get id(): string {
+    // Made on first use: most queues live for one uncontended lock and never need it.
+    return (this.queueId ??= newLockToken());
+  }
+
   /** True when an attempt may skip the queue: nobody here holds, waits or tries. */
   get free(): boolean {
     return this.holders === 0 && this.outside === 0 && this.waiters.length === 0;
@@ -94,6 +49,11 @@ export class WaitQueue {
 
   get heldHere(): boolean {
     return this.holders > 0;
+  }
+
+  /** The lock held here came by a local hand-off: the key is hot in this process. */
+  get handingOn(): boolean {
+    return this.passes > 0;
   }
 
   /** True while some waiter here still wants the lock. */
@@ -229,8 +189,6 @@ export class WaitQueue {
       }
     } finally {
       this.running = false;
-      this.unsubscribe?.();
-      this.unsubscribe = undefined;
       if (this.inLine) this.driver.leaveTurns(this);
       this.inLine = false;
       this.settleIfIdle();
@@ -301,8 +259,16 @@ export class WaitQueue {
     this.passes = 0;
   }
 
+  /**
+   * Once nobody here holds, waits or tries, the queue is done. The subscription lives until
+   * then, not just while someone waits: on a hot key the queue empties and fills between
+   * hand-offs, and subscribing each time would cost two commands per lock.
+   */
   private settleIfIdle(): void {
-    if (!this.running && this.free) this.driver.idle(this);
+    if (this.running || !this.free) return;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.driver.idle(this);
   }
 }
 
