@@ -80,7 +80,7 @@ export interface LockModuleOptions {
    * renews it for the new holder. Then one release goes through Redis, so waiters in other
    * processes get their turn. Only waiters without `fencing` and with `autoRenew` inherit a
    * lease this way. `0` sends every release through Redis.
-   * @default 8
+   * @default 16
    */
   localHandoffs?: number;
 }
