@@ -1,11 +1,16 @@
+import { ForwardingStore } from '../../test/harness/forwarding-store.js';
+import { later } from '../../test/harness/handled-later.js';
+import { engineOn } from '../../test/harness/test-engine.js';
 import { filter, firstValueFrom } from 'rxjs';
 import { LockStoreError } from '../errors/lock.errors.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
-import { DEFAULT_LOCAL_HANDOFFS } from '../lock.constants.js';
-import type { LockStore } from '../stores/lock-store.interface.js';
+import type {
+  AcquireAttempt,
+  AcquireRequest,
+  ReleaseOptions,
+} from '../stores/lock-store.interface.js';
 import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 import { LockEngine, type LockEngineConfig } from './lock-engine.js';
-import { DEFAULT_LOCK_OPTIONS } from './lock-options.validation.js';
 import type { LockEvent } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
 
@@ -13,21 +18,18 @@ import type { Lock } from './lock.interface.js';
 function countingStore(inner = new MemoryLockStore()) {
   const acquires: string[] = [];
   const releases: string[] = [];
-  const wrapper: LockStore = {
-    tryAcquire: (request) => (acquires.push(request.token), inner.tryAcquire(request)),
-    release: (keys, token, options) => (releases.push(token), inner.release(keys, token, options)),
-    extend: (leases) => inner.extend(leases),
-    subscribe: (key, onRelease) => inner.subscribe(key, onRelease),
-    ping: () => inner.ping(),
-    close: () => inner.close(),
-  };
-  return { wrapper, inner, acquires, releases };
-}
+  const wrapper = new (class extends ForwardingStore {
+    override tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+      acquires.push(request.token);
+      return super.tryAcquire(request);
+    }
 
-/** Marks a promise awaited later as handled now, so a failing test does not crash the run. */
-function later<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
+    override release(keys: readonly string[], token: string, options?: ReleaseOptions) {
+      releases.push(token);
+      return super.release(keys, token, options);
+    }
+  })(inner);
+  return { wrapper, inner, acquires, releases };
 }
 
 describe('local hand-offs', () => {
@@ -35,14 +37,8 @@ describe('local hand-offs', () => {
   const engines: LockEngine[] = [];
 
   function createEngine(overrides: Partial<LockEngineConfig> = {}): LockEngine {
-    const engine = new LockEngine({
-      store: store.wrapper,
-      keyPrefix: 'lock:',
-      defaults: DEFAULT_LOCK_OPTIONS,
+    const engine = engineOn(store.wrapper, {
       storeTimeout: 1_000,
-      pollCap: 1_000,
-      localHandoffs: DEFAULT_LOCAL_HANDOFFS,
-      busyStatusCode: 409,
       closeStore: () => Promise.resolve(),
       ...overrides,
     });

@@ -157,7 +157,7 @@ export class LockAcquirer {
   }
 
   private queueFor({ fullKeys, label }: LockRequest): WaitQueue {
-    const id = fullKeys.length === 1 ? fullKeys[0] : fullKeys.join('\n');
+    const id = queueKey(fullKeys);
     const existing = this.queues.get(id);
     if (existing) return existing;
     const created = new WaitQueue(this.driver, fullKeys, label);
@@ -174,7 +174,7 @@ export class LockAcquirer {
       },
       discard: (queue, grant) => this.context.giveBack(queue.keys, grant.token),
       idle: (queue) => {
-        const id = queue.keys.length === 1 ? queue.keys[0] : queue.keys.join('\n');
+        const id = queueKey(queue.keys);
         if (this.queues.get(id) === queue) this.queues.delete(id);
       },
       pollCap: this.context.config.pollCap,
@@ -232,4 +232,9 @@ export class LockAcquirer {
     const nodes = this.lastNodes.get(request);
     return new LockBusyError(request.label, { wait, waited, statusCode: busyStatusCode, nodes });
   }
+}
+
+/** One queue per set of keys (in the caller's order) and per engine. */
+function queueKey(fullKeys: readonly string[]): string {
+  return fullKeys.length === 1 ? fullKeys[0] : fullKeys.join('\n');
 }

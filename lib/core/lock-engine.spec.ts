@@ -1,4 +1,5 @@
-import { DEFAULT_LOCAL_HANDOFFS } from '../lock.constants.js';
+import { later } from '../../test/harness/handled-later.js';
+import { engineOn } from '../../test/harness/test-engine.js';
 import { jest } from '@jest/globals';
 import { filter, firstValueFrom, toArray } from 'rxjs';
 import {
@@ -10,7 +11,6 @@ import {
 import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 import { currentLock } from './lock-context.js';
 import { LockEngine, type LockEngineConfig } from './lock-engine.js';
-import { DEFAULT_LOCK_OPTIONS } from './lock-options.validation.js';
 import type { LockEvent } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
 
@@ -19,15 +19,6 @@ function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };
-}
-
-/**
- * Marks a promise the test awaits later as handled now, so that if the test fails before
- * awaiting it, its rejection at close() does not crash the run as an unhandled rejection.
- */
-function later<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
 }
 
 /** Resolves on the engine's first `contended` event: the acquire has tried once and will wait. */
@@ -40,14 +31,8 @@ describe('LockEngine on the MemoryLockStore', () => {
   const engines: LockEngine[] = [];
 
   function createEngine(overrides: Partial<LockEngineConfig> = {}): LockEngine {
-    const engine = new LockEngine({
-      store,
-      keyPrefix: 'lock:',
-      defaults: DEFAULT_LOCK_OPTIONS,
+    const engine = engineOn(store, {
       storeTimeout: 1_000,
-      pollCap: 1_000,
-      localHandoffs: DEFAULT_LOCAL_HANDOFFS,
-      busyStatusCode: 409,
       closeStore: () => Promise.resolve(),
       ...overrides,
     });

@@ -65,10 +65,11 @@ export class WaitQueue {
     if (this.outside++ === 0) this.outsideSince = performance.now();
   }
 
-  endOutsideAttempt(acquired: boolean): void {
+  /** `wake`: let the head try now (not when the key just went to another process's turn). */
+  endOutsideAttempt(acquired: boolean, wake = true): void {
     if (--this.outside === 0) this.outsideSince = undefined;
     if (acquired) this.won();
-    this.latch.notify();
+    if (wake) this.latch.notify();
     this.settleIfIdle();
   }
 
@@ -136,9 +137,7 @@ export class WaitQueue {
    */
   heirAnswered(heir: Waiter, grant: Grant | undefined): void {
     if (grant) this.hand(heir, grant);
-    if (--this.outside === 0) this.outsideSince = undefined;
-    if (!this.contested) this.latch.notify();
-    this.settleIfIdle();
+    this.endOutsideAttempt(false, !this.contested);
   }
 
   /**
@@ -208,31 +207,31 @@ export class WaitQueue {
   /** Subscribes first (so no release between attempt and sleep is missed), then tries. */
   private async attempt(head: Waiter): Promise<AttemptOutcome | undefined> {
     if (!(await this.listen())) return undefined;
-    this.headCallSince = performance.now();
-    try {
-      const outcome = await head.attempt(this.id);
-      this.inLine = 'pttl' in outcome;
-      return outcome;
-    } catch (error) {
-      // The store is failing for everyone here, not just the head: fail them all now rather
-      // than making each wait for its own timeout in turn.
-      this.failAll(error);
-      return undefined;
-    } finally {
-      this.headCallSince = undefined;
-    }
+    const outcome = await this.storeStep(() => head.attempt(this.id));
+    if (outcome) this.inLine = 'pttl' in outcome;
+    return outcome;
   }
 
   /** Subscribes to release notifications once per busy spell; false (all failed) on error. */
   private async listen(): Promise<boolean> {
-    if (this.unsubscribe) return true;
+    this.unsubscribe ??= await this.storeStep(() =>
+      this.driver.subscribe(this, (turn) => this.heard(turn)),
+    );
+    return this.unsubscribe !== undefined;
+  }
+
+  /**
+   * One store call the whole queue waits on, timed for `silentSince`. A failure fails every
+   * waiter here at once (the store is failing for all of them, not just the head) rather than
+   * making each wait for its own timeout in turn; it then resolves `undefined`.
+   */
+  private async storeStep<T>(call: () => Promise<T>): Promise<T | undefined> {
     this.headCallSince = performance.now();
     try {
-      this.unsubscribe = await this.driver.subscribe(this, (turn) => this.heard(turn));
-      return true;
+      return await call();
     } catch (error) {
       this.failAll(error);
-      return false;
+      return undefined;
     } finally {
       this.headCallSince = undefined;
     }

@@ -1,13 +1,10 @@
 import type {
   AcquireAttempt,
   AcquireRequest,
-  ExtendResult,
-  LeaseExtension,
   LockStore,
   ReleaseListener,
-  ReleaseOptions,
-  ReleaseReport,
 } from '../../lib/stores/lock-store.interface.js';
+import { ForwardingStore } from './forwarding-store.js';
 
 /**
  * A real store with a window on it: counts acquire attempts and calls `onParked` when an
@@ -16,15 +13,17 @@ import type {
  * to know before they release. `muted` drops release notifications (the subscription itself
  * stays real), to show what waiting costs without them.
  */
-export class ObservedStore implements LockStore {
+export class ObservedStore extends ForwardingStore {
   attempts = 0;
   muted = false;
   onParked: () => void = () => undefined;
   private subscriptions = 0;
 
-  constructor(private readonly inner: LockStore) {}
+  constructor(inner: LockStore) {
+    super(inner);
+  }
 
-  async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+  override async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
     const subscribed = this.subscriptions > 0;
     const result = await this.inner.tryAcquire(request);
     this.attempts++;
@@ -32,7 +31,7 @@ export class ObservedStore implements LockStore {
     return result;
   }
 
-  async subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {
+  override async subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {
     const listener = this.muted ? () => undefined : onRelease;
     const unsubscribe = await this.inner.subscribe(key, listener);
     this.subscriptions++;
@@ -42,33 +41,5 @@ export class ObservedStore implements LockStore {
       active = false;
       unsubscribe();
     };
-  }
-
-  release(
-    keys: readonly string[],
-    token: string,
-    options?: ReleaseOptions,
-  ): Promise<ReleaseReport> {
-    return this.inner.release(keys, token, options);
-  }
-
-  get turnGrace(): number | undefined {
-    return this.inner.turnGrace;
-  }
-
-  leaveTurns(key: string, queue: string): void {
-    this.inner.leaveTurns?.(key, queue);
-  }
-
-  extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
-    return this.inner.extend(leases);
-  }
-
-  ping(): Promise<void> {
-    return this.inner.ping();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }

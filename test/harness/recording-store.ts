@@ -1,13 +1,12 @@
 import type {
   AcquireAttempt,
   AcquireRequest,
-  ExtendResult,
-  LeaseExtension,
   LockStore,
   ReleaseListener,
   ReleaseOptions,
   ReleaseReport,
 } from '../../lib/stores/lock-store.interface.js';
+import { ForwardingStore } from './forwarding-store.js';
 
 /** One thing a store was asked or told, with the name of the store (the "process") it went through. */
 export type StoreRecord =
@@ -44,14 +43,16 @@ export type StoreRecord =
  * recording stores may share, so the log is one timeline of several "processes"). `muted`, set
  * before the first subscription, drops release notifications while the subscription stays real.
  */
-export class RecordingStore implements LockStore {
+export class RecordingStore extends ForwardingStore {
   muted = false;
 
   constructor(
-    private readonly inner: LockStore,
+    inner: LockStore,
     readonly name: string,
     readonly log: StoreRecord[] = [],
-  ) {}
+  ) {
+    super(inner);
+  }
 
   /** The records of this store of one kind. */
   records<K extends StoreRecord['kind']>(kind: K): Extract<StoreRecord, { kind: K }>[] {
@@ -67,14 +68,14 @@ export class RecordingStore implements LockStore {
     return [...new Set(ids)];
   }
 
-  async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+  override async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
     const result = await this.inner.tryAcquire(request);
     const { token, queue } = request;
     this.log.push({ kind: 'attempt', store: this.name, token, queue, acquired: result.acquired });
     return result;
   }
 
-  async release(
+  override async release(
     keys: readonly string[],
     token: string,
     options: ReleaseOptions = {},
@@ -87,28 +88,12 @@ export class RecordingStore implements LockStore {
     return report;
   }
 
-  get turnGrace(): number | undefined {
-    return this.inner.turnGrace;
-  }
-
-  leaveTurns(key: string, queue: string): void {
+  override leaveTurns(key: string, queue: string): void {
     this.log.push({ kind: 'leave', store: this.name, queue });
     this.inner.leaveTurns?.(key, queue);
   }
 
-  subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {
-    return this.inner.subscribe(key, this.muted ? () => undefined : onRelease);
-  }
-
-  extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
-    return this.inner.extend(leases);
-  }
-
-  ping(): Promise<void> {
-    return this.inner.ping();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
+  override subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {
+    return super.subscribe(key, this.muted ? () => undefined : onRelease);
   }
 }

@@ -4,7 +4,15 @@ import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { activeChannels, engineInternals, figure, scanKeys, waitFor } from './support/probes.js';
+import {
+  ENGINE_IDLE,
+  activeChannels,
+  engineIdle,
+  engineInternals,
+  figure,
+  scanKeys,
+  waitFor,
+} from './support/probes.js';
 
 const CYCLES = 10_000;
 const LANES = 20;
@@ -106,8 +114,7 @@ describe('resource leaks', () => {
       );
 
     const settled = async (): Promise<boolean> =>
-      Object.values(engineInternals(engine)).every((n) => n === 0) &&
-      (await activeChannels(redis.probe)).length === 0;
+      engineIdle(engine) && (await activeChannels(redis.probe)).length === 0;
 
     const snapshot = async (): Promise<unknown> => {
       const notifier = (
@@ -155,13 +162,7 @@ describe('resource leaks', () => {
     // timers must not grow; everything else must be back exactly.
     expect(withoutTimers(after)).toEqual(withoutTimers(baseline));
     expect(timers(after)).toBeLessThanOrEqual(timers(baseline));
-    expect(engineInternals(engine)).toEqual({
-      queues: 0,
-      held: 0,
-      watched: 0,
-      notifierChannels: 0,
-      notifierPending: 0,
-    });
+    expect(engineInternals(engine)).toEqual(ENGINE_IDLE);
     expect(engine.heldCount).toBe(0);
     expect(await activeChannels(redis.probe)).toEqual([]);
     expect(await scanKeys(redis.probe)).toEqual(

@@ -8,6 +8,8 @@ import {
   activeChannels,
   callsBetween,
   commandCalls,
+  ENGINE_IDLE,
+  engineIdle,
   engineInternals,
   figure,
   loopLag,
@@ -48,21 +50,13 @@ describe('giving up a wait', () => {
   async function expectNothingLeftBehind(): Promise<void> {
     // A subscription may still be on its way when the waiter gives up: wait for the engine to
     // undo it, then for Redis to show it gone.
-    await waitFor('the engine to settle', () =>
-      Object.values(engineInternals(engine)).every((count) => count === 0),
-    );
+    await waitFor('the engine to settle', () => engineIdle(engine));
     await waitFor(
       'the release channel to be unsubscribed',
       async () => (await activeChannels(redis.probe)).length === 0,
     );
     expect(await redis.probe.pubsub('NUMSUB', CHANNEL)).toEqual([CHANNEL, 0]);
-    expect(engineInternals(engine)).toEqual({
-      queues: 0,
-      held: 0,
-      watched: 0,
-      notifierChannels: 0,
-      notifierPending: 0,
-    });
+    expect(engineInternals(engine)).toEqual(ENGINE_IDLE);
     expect(await scanKeys(redis.probe)).toEqual(['lock:k']);
     expect(await redis.probe.get('lock:k')).toBe(holder.token);
     // With no waiter left, the freed key must stay free.

@@ -46,12 +46,16 @@ return result
 `);
 
 /**
- * Gives the released key to the process whose turn is next: its queue id is left in the key as
+ * `join_line` puts a queue at the end of a key's turn list unless it is already in it.
+ * `pass_turn` gives the released key to the process whose turn is next: its queue id is left in the key as
  * a reservation ('turn:' .. id, for `grace` ms) that only its own acquire may replace, and is
  * returned so the notification can name it. The releasing queue (`own`) is skipped: it just had
  * its turn. Returns '' when no other process waits its turn.
  */
-const PASS_TURN = `
+const TURN_HELPERS = `
+local function join_line(turns_key, id)
+  if not redis.call('LPOS', turns_key, id) then redis.call('RPUSH', turns_key, id) end
+end
 local function pass_turn(lock_key, turns_key, grace, own)
   local turn = redis.call('LPOP', turns_key)
   if turn and turn == own then turn = redis.call('LPOP', turns_key) end
@@ -70,7 +74,7 @@ end
  * Returns {1} or {1, fence} when taken (the key was free or reserved for this queue), or
  * {0, pttl} when busy.
  */
-export const ACQUIRE_IN_TURN = lua(`
+export const ACQUIRE_IN_TURN = lua(`${TURN_HELPERS}
 local holder = redis.call('GET', KEYS[1])
 if not holder or holder == 'turn:' .. ARGV[3] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -78,7 +82,7 @@ if not holder or holder == 'turn:' .. ARGV[3] then
   if ARGV[4] == '1' then return {1, redis.call('INCR', KEYS[3])} end
   return {1}
 end
-if not redis.call('LPOS', KEYS[2], ARGV[3]) then redis.call('RPUSH', KEYS[2], ARGV[3]) end
+join_line(KEYS[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 return {0, redis.call('PTTL', KEYS[1])}
 `);
@@ -97,7 +101,7 @@ return {0, redis.call('PTTL', KEYS[1])}
  * untouched); subscribers: how many connections the notifications reached; turns: keys given
  * to a turn; succeeded: 1 if the successor now holds the key.
  */
-export const RELEASE = lua(`${PASS_TURN}
+export const RELEASE = lua(`${TURN_HELPERS}
 local n = #KEYS / 2
 local outcome, subscribers, turns, succeeded = 1, 0, 0, 0
 for i = 1, n do
@@ -107,9 +111,7 @@ for i = 1, n do
     local turn = ARGV[2] ~= '' and pass_turn(KEYS[i], KEYS[n + i], ARGV[4], ARGV[3]) or ''
     if turn ~= '' then
       turns = turns + 1
-      if ARGV[3] ~= '' and not redis.call('LPOS', KEYS[n + i], ARGV[3]) then
-        redis.call('RPUSH', KEYS[n + i], ARGV[3])
-      end
+      if ARGV[3] ~= '' then join_line(KEYS[n + i], ARGV[3]) end
     elseif ARGV[5] ~= '' and ARGV[2] ~= '' then
       redis.call('SET', KEYS[i], ARGV[5], 'PX', ARGV[6])
       succeeded = 1
@@ -135,7 +137,7 @@ return {outcome, subscribers, turns, succeeded}
  * 'SPUBLISH'; ARGV[3]: the release channel; ARGV[4]: how long a turn is kept in ms.
  * Returns 1 if a turn given to the queue was passed on, else 0.
  */
-export const LEAVE_TURNS = lua(`${PASS_TURN}
+export const LEAVE_TURNS = lua(`${TURN_HELPERS}
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 if redis.call('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])

@@ -144,6 +144,20 @@ export function engineInternals(engine: LockEngine): {
   };
 }
 
+/** What `engineInternals` reads once nothing is held, queued or subscribed. */
+export const ENGINE_IDLE = Object.freeze({
+  queues: 0,
+  held: 0,
+  watched: 0,
+  notifierChannels: 0,
+  notifierPending: 0,
+});
+
+/** True once the engine's bookkeeping has drained (see `ENGINE_IDLE`). */
+export function engineIdle(engine: LockEngine): boolean {
+  return Object.values(engineInternals(engine)).every((count) => count === 0);
+}
+
 /** Prints a measured figure when LOCK_TEST_FIGURES is set (for reports; silent otherwise). */
 export function figure(name: string, value: number | string): void {
   if (process.env.LOCK_TEST_FIGURES) {
