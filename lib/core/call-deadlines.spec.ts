@@ -1,5 +1,25 @@
 import { jest } from '@jest/globals';
-import { CallDeadlines, type TimedCall } from './call-deadlines.js';
+import { CallDeadlines, TimedCall } from './call-deadlines.js';
+
+/** A call that runs `onExpire` when its deadline passes. */
+class NotedCall extends TimedCall {
+  constructor(
+    deadlines: CallDeadlines,
+    private readonly onExpire: () => void,
+  ) {
+    super(deadlines);
+  }
+
+  expire(): void {
+    this.onExpire();
+  }
+}
+
+function startCall(deadlines: CallDeadlines, onExpire: () => void): TimedCall {
+  const call = new NotedCall(deadlines, onExpire);
+  deadlines.track(call);
+  return call;
+}
 
 /** The internal list of calls (and its start), to check what the class keeps. */
 function internals(deadlines: CallDeadlines): { calls: TimedCall[]; first: number } {
@@ -13,7 +33,7 @@ describe('CallDeadlines', () => {
 
   /** Starts a call named `name` that notes its expiry in `expired`. */
   function start(name: string): TimedCall {
-    return deadlines.start(() => expired.push(name));
+    return startCall(deadlines, () => expired.push(name));
   }
 
   beforeEach(() => {
@@ -152,7 +172,7 @@ describe('CallDeadlines', () => {
   it('does not keep the process alive: its timer is unref-ed', () => {
     jest.useRealTimers();
     const real = new CallDeadlines(60_000);
-    real.start(() => undefined);
+    startCall(real, () => undefined);
     const timer = (real as unknown as { timer: NodeJS.Timeout }).timer;
 
     expect(timer.hasRef()).toBe(false);

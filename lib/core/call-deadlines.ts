@@ -1,13 +1,23 @@
-/** A store call being timed; `end()` it once it answered. */
-export interface TimedCall {
-  readonly due: number;
-  readonly done: boolean;
-  end(): void;
-}
+/**
+ * A call being timed by `CallDeadlines`. The call object is its own entry in the list (no
+ * closures per call: this is on the path of every acquire and release).
+ */
+export abstract class TimedCall {
+  /** When the call expires (`performance.now()` ms); set by `CallDeadlines.track`. */
+  due = 0;
+  /** The call answered: it must not expire any more. */
+  done = false;
 
-interface Entry extends TimedCall {
-  done: boolean;
-  readonly expire: () => void;
+  constructor(protected readonly deadlines: CallDeadlines) {}
+
+  /** The call answered before its deadline. */
+  end(): void {
+    this.done = true;
+    this.deadlines.dropAnswered();
+  }
+
+  /** The deadline passed before `end()`. */
+  abstract expire(): void;
 }
 
 /**
@@ -16,30 +26,21 @@ interface Entry extends TimedCall {
  * for a timer per call (two fewer timer operations on every acquire and release).
  */
 export class CallDeadlines {
-  private calls: Entry[] = [];
+  private calls: TimedCall[] = [];
   private first = 0;
   private timer?: NodeJS.Timeout;
 
   constructor(readonly ms: number) {}
 
-  /** Calls `expire` when `ms` pass before the caller marks the returned call `done`. */
-  start(expire: () => void): TimedCall {
-    const call: Entry = {
-      due: performance.now() + this.ms,
-      done: false,
-      expire,
-      end: () => {
-        call.done = true;
-        this.dropAnswered();
-      },
-    };
+  /** Starts timing `call`, sent at `now`: it expires unless it `end()`s within `ms`. */
+  track(call: TimedCall, now = performance.now()): void {
+    call.due = now + this.ms;
     this.calls.push(call);
     if (!this.timer) this.arm(call.due);
-    return call;
   }
 
   /** Answers come back about in order: forget them from the front, so few calls are kept. */
-  private dropAnswered(): void {
+  dropAnswered(): void {
     const { calls } = this;
     while (this.first < calls.length && calls[this.first].done) this.first++;
     if (this.first === calls.length) {

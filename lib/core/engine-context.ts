@@ -3,7 +3,7 @@ import type { LockStore } from '../stores/lock-store.interface.js';
 import { LockStoreError } from '../errors/lock.errors.js';
 import { LockEventBus, type LockEvent } from './lock.events.js';
 import { CallDeadlines } from './call-deadlines.js';
-import { callStore } from './store-call.js';
+import { callStore, type StoreCallFailure } from './store-call.js';
 
 export interface LockEngineConfig {
   readonly store: LockStore;
@@ -37,18 +37,23 @@ export class EngineContext {
     return this.config.store;
   }
 
-  /** A store call bounded by `storeTimeout`; failures become `LockStoreError` and an event. */
+  /**
+   * A store call bounded by `storeTimeout`, counted from `sentAt`; failures become
+   * `LockStoreError` and an event.
+   */
   storeCall<T>(
     operation: Promise<T>,
     key: string | undefined,
     what: StoreOperation,
     late?: (result: T) => void,
+    sentAt?: number,
   ): Promise<T> {
-    return callStore(operation, key, what, this.deadlines, {
-      late,
-      failed: (error) => this.emit({ type: 'error', key, operation: what, error }),
-    });
+    return callStore(operation, key, what, this.deadlines, late, this.reportFailure, sentAt);
   }
+
+  /** Made once: every store call reports its failure through it. */
+  private readonly reportFailure: StoreCallFailure<StoreOperation> = (error, key, what) =>
+    this.emit({ type: 'error', key, operation: what, error });
 
   /** Best-effort release of a lease nobody holds any more (a late or unwanted win). */
   giveBack(keys: readonly string[], token: string): void {

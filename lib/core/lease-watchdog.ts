@@ -71,9 +71,12 @@ export class LeaseWatchdog {
     this.arm(Math.min(entry.renewAt, lease.expiresAt));
   }
 
+  /**
+   * The timer stays armed, even with no lease left: it just finds nothing to do. Locks taken
+   * and released one after another (one at a time) would otherwise set and clear a timer each.
+   */
   delete(lease: WatchedLease): void {
     this.leases.delete(lease);
-    if (this.leases.size === 0) this.stopTimer();
   }
 
   stop(): void {

@@ -1,5 +1,11 @@
 import { LockBusyError, LockStoreError } from '../errors/lock.errors.js';
-import type { NodeOutcome, ReleaseListener } from '../stores/lock-store.interface.js';
+import type {
+  AcquireAttempt,
+  AcquireRequest,
+  LockStore,
+  NodeOutcome,
+  ReleaseListener,
+} from '../stores/lock-store.interface.js';
 import { shutDown, type EngineContext } from './engine-context.js';
 import type { Lock } from './lock.interface.js';
 import type { LockLeases } from './lock-leases.js';
@@ -21,9 +27,9 @@ export class LockAcquirer {
   /** Acquire attempts sent and not yet answered; shutdown waits for them. */
   private inFlight = 0;
   private drained?: () => void;
-  private readonly attemptSettled = (): void => {
+  private attemptSettled(): void {
     if (--this.inFlight === 0) this.drained?.();
-  };
+  }
   /** The per-node answers of a request's last failed attempt, for its `LockBusyError`. */
   private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
 
@@ -45,18 +51,23 @@ export class LockAcquirer {
     const { signal, wait } = request.options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.context.closed) return Promise.reject(shutDown(request.label));
-    const queue = this.queueFor(request);
-    if (wait === 0 && queue.heldHere) return Promise.reject(this.busy(request));
-    if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
+    const queue = this.queues.get(queueKey(request.fullKeys));
+    if (queue && wait === 0 && queue.heldHere) return Promise.reject(this.busy(request));
+    if (queue && wait > 0 && !queue.free) return this.enqueue(request, queue, false);
     return this.tryFirst(request, queue);
   }
 
-  /** One attempt outside the queue (nobody here holds or waits); a busy key then queues. */
-  private async tryFirst(request: LockRequest, queue: WaitQueue): Promise<Lock> {
-    queue.beginOutsideAttempt();
+  /**
+   * One attempt outside the queue (nobody here holds or waits); a busy key then queues. The
+   * attempt is sent first: the bookkeeping after it overlaps the round trip.
+   */
+  private async tryFirst(request: LockRequest, existing: WaitQueue | undefined): Promise<Lock> {
+    const attempt = this.attempt(request);
+    const queue = existing ?? this.createQueue(request);
+    queue.beginOutsideAttempt(request.startedAt);
     let outcome: AttemptOutcome;
     try {
-      outcome = await this.attempt(request);
+      outcome = await attempt;
     } catch (error) {
       queue.endOutsideAttempt(false);
       throw error;
@@ -129,40 +140,42 @@ export class LockAcquirer {
     });
   }
 
+  /** Not async: one promise per attempt, on the path of every lock. */
   private attempt(request: LockRequest, queue?: string): Promise<AttemptOutcome> {
-    const attempt = this.attemptOnce(request, queue);
-    this.inFlight++;
-    attempt.then(this.attemptSettled, this.attemptSettled);
-    return attempt;
-  }
-
-  private async attemptOnce(request: LockRequest, queue?: string): Promise<AttemptOutcome> {
     const { context } = this;
     const { ttl, fencing } = request.options;
     const token = newLockToken();
     const startedAt = performance.now();
     const lease = { keys: request.fullKeys, token, ttl: leaseTtlOf(request), fencing, queue };
-    const result = await context.storeCall(
-      context.store.tryAcquire(lease),
+    this.inFlight++;
+    const result = context.storeCall(
+      tryAcquire(context.store, lease),
       request.label,
       'acquire',
       (late) => late.acquired && context.giveBack(request.fullKeys, token),
+      startedAt,
     );
-    if (!result.acquired) {
-      if (result.nodes) this.lastNodes.set(request, result.nodes);
-      return { pttl: result.pttl };
-    }
-    const expiresAt = startedAt + ttl - context.drift(ttl);
-    return { grant: { token, fences: result.fences, startedAt, expiresAt } };
+    return result.then(
+      (attempt): AttemptOutcome => {
+        this.attemptSettled();
+        if (!attempt.acquired) {
+          if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
+          return { pttl: attempt.pttl };
+        }
+        const expiresAt = startedAt + ttl - context.drift(ttl);
+        return { grant: { token, fences: attempt.fences, startedAt, expiresAt } };
+      },
+      (error: unknown) => {
+        this.attemptSettled();
+        throw error;
+      },
+    );
   }
 
-  private queueFor({ fullKeys, label }: LockRequest): WaitQueue {
-    const id = queueKey(fullKeys);
-    const existing = this.queues.get(id);
-    if (existing) return existing;
-    const created = new WaitQueue(this.driver, fullKeys, label);
-    this.queues.set(id, created);
-    return created;
+  private createQueue({ fullKeys, label }: LockRequest): WaitQueue {
+    const queue = new WaitQueue(this.driver, fullKeys, label);
+    this.queues.set(queueKey(fullKeys), queue);
+    return queue;
   }
 
   /** Made once and shared by every queue, so an uncontended lock makes no closures for one. */
@@ -231,6 +244,15 @@ export class LockAcquirer {
     const { wait } = request.options;
     const nodes = this.lastNodes.get(request);
     return new LockBusyError(request.label, { wait, waited, statusCode: busyStatusCode, nodes });
+  }
+}
+
+/** The store's attempt; a store that throws rather than rejects fails the attempt all the same. */
+function tryAcquire(store: LockStore, lease: AcquireRequest): Promise<AcquireAttempt> {
+  try {
+    return store.tryAcquire(lease);
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

@@ -37,11 +37,14 @@ export function currentLock(): Lock | undefined {
   return storage.getStore()?.lock;
 }
 
-/** Every key of `owner` held by the current async context. */
-export function heldKeys(owner: object): Set<string> {
-  const keys = new Set<string>();
-  for (let frame = storage.getStore(); frame; frame = frame.parent) {
-    if (frame.owner === owner && frame.lock.isHeld) frame.fullKeys.forEach((key) => keys.add(key));
+/** How many of `fullKeys` locks of `owner` held by the current async context cover. */
+export function countHeldKeys(owner: object, fullKeys: readonly string[]): number {
+  let frame = storage.getStore();
+  // Most acquires run outside any lock: nothing to collect.
+  if (!frame) return 0;
+  const held = new Set<string>();
+  for (; frame; frame = frame.parent) {
+    if (frame.owner === owner && frame.lock.isHeld) frame.fullKeys.forEach((key) => held.add(key));
   }
-  return keys;
+  return fullKeys.filter((key) => held.has(key)).length;
 }

@@ -2,7 +2,7 @@ import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
 import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
 import { LockAcquirer } from './lock-acquirer.js';
-import { findHeldLock, heldKeys, runHoldingLock } from './lock-context.js';
+import { countHeldKeys, findHeldLock, runHoldingLock } from './lock-context.js';
 import type { LockEvent } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
 import { LockLeases } from './lock-leases.js';
@@ -99,10 +99,9 @@ export class LockEngine {
   acquireRequest(request: LockRequest): Promise<Lock> {
     const outer = findHeldLock(this, request.fullKeys);
     if (outer) return Promise.resolve(new NestedLock(outer));
-    const held = heldKeys(this);
-    const overlap = request.fullKeys.filter((key) => held.has(key));
+    const overlap = countHeldKeys(this, request.fullKeys);
     // Waiting for the rest while holding part would deadlock on our own keys.
-    if (overlap.length > 0) return Promise.reject(partialReentry(request, overlap.length));
+    if (overlap > 0) return Promise.reject(partialReentry(request, overlap));
     return this.acquirer.take(request);
   }
 

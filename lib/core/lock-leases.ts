@@ -88,6 +88,7 @@ export class LockLeases implements LeaseKeeper {
       lock.key,
       'release',
       (late) => late.succeeded && context.giveBack(lock.fullKeys, successor!.token),
+      sentAt,
     );
     if (lock.markReleased()) this.forget(lock, 'released');
     let report: ReleaseReport;

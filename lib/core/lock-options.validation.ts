@@ -64,12 +64,15 @@ export function resolveLockOptions(
   options: LockOptions | undefined,
 ): ResolvedLockOptions {
   if (!options) return defaults;
-  const resolved = { ...defaults } as Record<string, unknown>;
-  const given = options as Record<string, unknown>;
-  for (const name in given) {
-    if (given[name] !== undefined) resolved[name] = given[name];
-  }
-  return resolved as unknown as ResolvedLockOptions;
+  // Spelled out rather than merged in a loop: every resolved options object has one shape.
+  return {
+    ttl: options.ttl ?? defaults.ttl,
+    wait: options.wait ?? defaults.wait,
+    autoRenew: options.autoRenew ?? defaults.autoRenew,
+    fencing: options.fencing ?? defaults.fencing,
+    maxHold: options.maxHold ?? defaults.maxHold,
+    signal: options.signal ?? defaults.signal,
+  };
 }
 
 function checkTtl(ttl: unknown, where: string): void {

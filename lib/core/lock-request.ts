@@ -23,10 +23,11 @@ export function prepareLockRequest(
   defaults: ResolvedLockOptions,
 ): LockRequest {
   const names = validateLockKeys(key);
-  validateLockOptions(options, `Lock "${names.join(' + ')}"`);
+  const label = names.length === 1 ? names[0] : names.join(' + ');
+  validateLockOptions(options, `Lock "${label}"`);
   return {
     names,
-    label: names.join(' + '),
+    label,
     fullKeys: names.map((name) => prefix + name),
     options: resolveLockOptions(defaults, options),
     startedAt: performance.now(),

@@ -61,8 +61,9 @@ export class WaitQueue {
     return this.waiters.length > 0;
   }
 
-  beginOutsideAttempt(): void {
-    if (this.outside++ === 0) this.outsideSince = performance.now();
+  /** An attempt sent at `sentAt` outside the queue. */
+  beginOutsideAttempt(sentAt = performance.now()): void {
+    if (this.outside++ === 0) this.outsideSince = sentAt;
   }
 
   /** `wake`: let the head try now (not when the key just went to another process's turn). */

@@ -46,22 +46,36 @@ return result
 `);
 
 /**
+ * How long a key given to a process in its turn stays reserved for it, in ms. A process that
+ * died, or stopped waiting, holds up the others no longer than this.
+ */
+export const TURN_GRACE = 500;
+/** How long a key's turn list outlives its last arrival, in ms (a live waiter re-arrives sooner). */
+export const TURNS_LIFETIME = 60_000;
+
+/**
  * `join_line` puts a queue at the end of a key's turn list unless it is already in it.
- * `pass_turn` gives the released key to the process whose turn is next: its queue id is left in the key as
- * a reservation ('turn:' .. id, for `grace` ms) that only its own acquire may replace, and is
- * returned so the notification can name it. The releasing queue (`own`) is skipped: it just had
- * its turn. Returns '' when no other process waits its turn.
+ * `pass_turn` gives the released key to the process whose turn is next: its queue id is left in
+ * the key as a reservation ('turn:' .. id, for TURN_GRACE ms) that only its own acquire may
+ * replace, and is returned so the notification can name it. The releasing queue (`own`) is
+ * skipped: it just had its turn. Returns '' when no other process waits its turn.
+ * `channel_of` names a key's release channel from its turn list: both are companion keys of
+ * the lock key (see key-slots.ts), '<base>:turns' and '<base>:released', so the caller need not
+ * send it.
  */
 const TURN_HELPERS = `
 local function join_line(turns_key, id)
   if not redis.call('LPOS', turns_key, id) then redis.call('RPUSH', turns_key, id) end
 end
-local function pass_turn(lock_key, turns_key, grace, own)
+local function pass_turn(lock_key, turns_key, own)
   local turn = redis.call('LPOP', turns_key)
   if turn and turn == own then turn = redis.call('LPOP', turns_key) end
   if not turn then return '' end
-  redis.call('SET', lock_key, 'turn:' .. turn, 'PX', grace)
+  redis.call('SET', lock_key, 'turn:' .. turn, 'PX', ${TURN_GRACE})
   return turn
+end
+local function channel_of(turns_key)
+  return string.sub(turns_key, 1, -7) .. ':released'
 end
 `;
 
@@ -70,7 +84,7 @@ end
  * key's turn list, so processes get a busy key in the order they came.
  * KEYS[1]: the lock key; KEYS[2]: its turn list; KEYS[3]: its fence counter (when fencing).
  * ARGV[1]: owner token; ARGV[2]: ttl in ms; ARGV[3]: queue id; ARGV[4]: '1' to fence, '0' not
- * to; ARGV[5]: how long in ms the turn list outlives its last arrival.
+ * to.
  * Returns {1} or {1, fence} when taken (the key was free or reserved for this queue), or
  * {0, pttl} when busy.
  */
@@ -83,7 +97,7 @@ if not holder or holder == 'turn:' .. ARGV[3] then
   return {1}
 end
 join_line(KEYS[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ${TURNS_LIFETIME})
 return {0, redis.call('PTTL', KEYS[1])}
 `);
 
@@ -92,34 +106,37 @@ return {0, redis.call('PTTL', KEYS[1])}
  * its waiters are told whose turn it is. With no turn to give, a single key may go straight to
  * the releasing process's next waiter (the successor), which saves it a round trip.
  * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token; ARGV[2]: 'PUBLISH',
- * 'SPUBLISH', or '' to wake nobody and give nothing (giving back a lock nobody used);
- * ARGV[3]: the releasing queue's id, put back at the end of the turn list when the key went to
- * another process ('' for none); ARGV[4]: how long a turn is kept in ms; ARGV[5]: the
- * successor's token ('' for none); ARGV[6]: its ttl in ms; ARGV[6 + i]: the channel of key i.
- * Returns {outcome, subscribers, turns, succeeded}: outcome 1 if every key was ours and is
- * released, 0 if one had expired (and none was stolen), -1 if another owner holds one (left
- * untouched); subscribers: how many connections the notifications reached; turns: keys given
- * to a turn; succeeded: 1 if the successor now holds the key.
+ * 'SPUBLISH', or '' to wake nobody and give nothing (giving back a lock nobody used). Optional,
+ * left off in the common case: ARGV[3]: the releasing queue's id, put back at the end of the
+ * turn list when the key went to another process ('' for none); ARGV[4]: the successor's token
+ * ('' for none); ARGV[5]: its ttl in ms.
+ * Returns one integer (a table reply costs more than the rest of the script; see `releaseReply`):
+ * (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers, where outcome is 1 if every key
+ * was ours and is released, 0 if one had expired (and none was stolen), -1 if another owner
+ * holds one (left untouched); succeeded is 1 if the successor now holds the key; turned is 1 if
+ * a key was given to another process's turn; subscribers counts the connections the
+ * notifications reached.
  */
 export const RELEASE = lua(`${TURN_HELPERS}
 local n = #KEYS / 2
-local outcome, subscribers, turns, succeeded = 1, 0, 0, 0
+local publish, requeue, successor = ARGV[2], ARGV[3] or '', ARGV[4] or ''
+local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
 for i = 1, n do
   local holder = redis.call('GET', KEYS[i])
   if holder == ARGV[1] then
     -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
-    local turn = ARGV[2] ~= '' and pass_turn(KEYS[i], KEYS[n + i], ARGV[4], ARGV[3]) or ''
+    local turn = publish ~= '' and pass_turn(KEYS[i], KEYS[n + i], requeue) or ''
     if turn ~= '' then
-      turns = turns + 1
-      if ARGV[3] ~= '' then join_line(KEYS[n + i], ARGV[3]) end
-    elseif ARGV[5] ~= '' and ARGV[2] ~= '' then
-      redis.call('SET', KEYS[i], ARGV[5], 'PX', ARGV[6])
+      turned = 1
+      if requeue ~= '' then join_line(KEYS[n + i], requeue) end
+    elseif successor ~= '' and publish ~= '' then
+      redis.call('SET', KEYS[i], successor, 'PX', ARGV[5])
       succeeded = 1
     else
       redis.call('DEL', KEYS[i])
     end
-    if ARGV[2] ~= '' and succeeded == 0 then
-      subscribers = subscribers + redis.call(ARGV[2], ARGV[6 + i], turn)
+    if publish ~= '' and succeeded == 0 then
+      subscribers = subscribers + redis.call(publish, channel_of(KEYS[n + i]), turn)
     end
   elseif holder then
     outcome = -1
@@ -127,21 +144,21 @@ for i = 1, n do
     outcome = 0
   end
 end
-return {outcome, subscribers, turns, succeeded}
+return (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers
 `);
 
 /**
  * Takes a queue that stopped waiting out of the turn list; a turn already given to it goes on
  * to the next in line.
  * KEYS[1]: the lock key; KEYS[2]: its turn list. ARGV[1]: queue id; ARGV[2]: 'PUBLISH' or
- * 'SPUBLISH'; ARGV[3]: the release channel; ARGV[4]: how long a turn is kept in ms.
+ * 'SPUBLISH'.
  * Returns 1 if a turn given to the queue was passed on, else 0.
  */
 export const LEAVE_TURNS = lua(`${TURN_HELPERS}
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 if redis.call('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call(ARGV[2], ARGV[3], pass_turn(KEYS[1], KEYS[2], ARGV[4], ARGV[1]))
+redis.call(ARGV[2], channel_of(KEYS[2]), pass_turn(KEYS[1], KEYS[2], ARGV[1]))
 return 1
 `);
 

@@ -13,10 +13,22 @@ import type {
 import { closeConnection } from './close-connection.js';
 import { clusterSlot } from './cluster-slot.js';
 import { channelOf, fenceKeyOf, turnsKeyOf } from './key-slots.js';
-import { ACQUIRE, ACQUIRE_IN_TURN, EXTEND, LEAVE_TURNS, RELEASE } from './redis-lock.scripts.js';
+import {
+  ACQUIRE,
+  ACQUIRE_IN_TURN,
+  EXTEND,
+  LEAVE_TURNS,
+  RELEASE,
+  TURN_GRACE,
+} from './redis-lock.scripts.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
-import { corkingSender, directSender, type CommandSender } from './command-sender.js';
+import {
+  corkingSender,
+  directSender,
+  type CommandSender,
+  type RedisArg,
+} from './command-sender.js';
 
 /** Ask replicas to acknowledge each acquire before it counts (Redis `WAIT`). */
 export interface ReplicaAcknowledgement {
@@ -39,13 +51,24 @@ export interface RedisLockStoreOptions {
 }
 
 const outcome = { 1: 'released', 0: 'expired', [-1]: 'stolen' } as const;
-/**
- * How long a key given to a process in its turn stays reserved for it, in ms. A process that
- * died, or stopped waiting, holds up the others no longer than this.
- */
-const TURN_GRACE = 500;
-/** How long a key's turn list outlives its last arrival, in ms (a live waiter re-arrives sooner). */
-const TURNS_LIFETIME = 60_000;
+const ACQUIRED: AcquireAttempt = Object.freeze({ acquired: true });
+
+/** Unpacks RELEASE's integer reply (see its comment). */
+function releaseReply(reply: number) {
+  return {
+    code: ((reply % 4) - 1) as 1 | 0 | -1,
+    succeeded: (reply & 4) !== 0,
+    turned: (reply & 8) !== 0,
+    subscribers: Math.floor(reply / 16),
+  };
+}
+
+/** An acquire script's reply, {1, fences...} or {0, pttl}, as an attempt. */
+function attemptOf(reply: unknown, fencing: boolean): AcquireAttempt {
+  const codes = reply as number[];
+  if (codes[0] !== 1) return { acquired: false, pttl: codes[1] };
+  return fencing ? { acquired: true, fences: codes.slice(1) } : ACQUIRED;
+}
 const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
 
 /**
@@ -113,74 +136,103 @@ export class RedisLockStore implements LockStore {
     }
   }
 
-  async tryAcquire({ keys, token, ttl, fencing, queue }: AcquireRequest): Promise<AcquireAttempt> {
-    const reply =
-      queue !== undefined && keys.length === 1
-        ? await this.acquireInTurn(keys[0], token, ttl, fencing, queue)
-        : fencing || keys.length > 1
-          ? await this.acquireByScript(keys, token, ttl, fencing)
-          : await this.acquireBySet(keys[0], token, ttl);
-    if (reply[0] !== 1) return { acquired: false, pttl: reply[1] };
-    if (this.options.replicas) await this.awaitReplicas(keys, token, this.options.replicas);
-    return fencing ? { acquired: true, fences: reply.slice(1) } : { acquired: true };
+  tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+    const attempt = this.attempt(request);
+    const { replicas } = this.options;
+    return replicas ? attempt.then((won) => this.acknowledged(won, request, replicas)) : attempt;
   }
 
-  /** The common case, as plain `SET NX PX`: no script to run. The holder's lease is read only when busy. */
-  private async acquireBySet(key: string, token: string, ttl: number): Promise<number[]> {
-    if ((await this.send('set', [key, token, 'PX', ttl, 'NX'])) === 'OK') return [1];
+  private attempt({ keys, token, ttl, fencing, queue }: AcquireRequest): Promise<AcquireAttempt> {
+    const single = keys.length === 1;
+    // The common case, as plain `SET NX PX`: no script to run.
+    if (single && queue === undefined && !fencing) return this.acquireBySet(keys[0], token, ttl);
+    const reply =
+      single && queue !== undefined
+        ? this.acquireInTurn(keys[0], token, ttl, fencing, queue)
+        : this.acquireByScript(keys, token, ttl, fencing);
+    return reply.then((codes) => attemptOf(codes, fencing));
+  }
+
+  /** Not async, and the holder's lease is read only when busy: this is every uncontended lock. */
+  private acquireBySet(key: string, token: string, ttl: number): Promise<AcquireAttempt> {
+    return this.send('set', [key, token, 'PX', ttl, 'NX']).then((reply) =>
+      reply === 'OK' ? ACQUIRED : this.busyAttempt(key),
+    );
+  }
+
+  private async busyAttempt(key: string): Promise<AcquireAttempt> {
     const pttl = (await this.send('pttl', [key])) as number;
     // -2: released in between, so try again at once.
-    return [0, pttl === -2 ? 0 : pttl];
+    return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
   }
 
-  private async acquireByScript(
+  /** Rolls a won attempt back unless enough replicas acknowledge it (see `replicas`). */
+  private async acknowledged(
+    attempt: AcquireAttempt,
+    { keys, token }: AcquireRequest,
+    replicas: ReplicaAcknowledgement,
+  ): Promise<AcquireAttempt> {
+    if (attempt.acquired) await this.awaitReplicas(keys, token, replicas);
+    return attempt;
+  }
+
+  private acquireByScript(
     keys: readonly string[],
     token: string,
     ttl: number,
     fencing: boolean,
-  ): Promise<number[]> {
+  ): Promise<unknown> {
     const scriptKeys = fencing ? [...keys, ...keys.map(fenceKeyOf)] : keys;
-    return (await runScript(this.send, ACQUIRE, scriptKeys, [
-      token,
-      ttl,
-      fencing ? '1' : '0',
-    ])) as number[];
+    return runScript(this.send, ACQUIRE, scriptKeys, [token, ttl, fencing ? '1' : '0']);
   }
 
-  private async acquireInTurn(
+  private acquireInTurn(
     key: string,
     token: string,
     ttl: number,
     fencing: boolean,
     queue: string,
-  ): Promise<number[]> {
+  ): Promise<unknown> {
     const scriptKeys = [key, turnsKeyOf(key), ...(fencing ? [fenceKeyOf(key)] : [])];
-    const args = [token, ttl, queue, fencing ? '1' : '0', TURNS_LIFETIME];
-    return (await runScript(this.send, ACQUIRE_IN_TURN, scriptKeys, args)) as number[];
+    return runScript(this.send, ACQUIRE_IN_TURN, scriptKeys, [
+      token,
+      ttl,
+      queue,
+      fencing ? '1' : '0',
+    ]);
   }
 
-  async release(
+  release(
     keys: readonly string[],
     token: string,
     { quiet = false, requeue = '', successor }: ReleaseOptions = {},
   ): Promise<ReleaseReport> {
     const single = keys.length === 1;
-    const channels = keys.map(channelOf);
-    const args = [token, quiet ? '' : this.publish, single ? requeue : '', TURN_GRACE];
-    args.push(single && successor ? successor.token : '', successor?.ttl ?? 0, ...channels);
-    const reply = await runScript(this.send, RELEASE, [...keys, ...keys.map(turnsKeyOf)], args);
-    const [code, subscribers, turns, succeeded] = reply as [1 | 0 | -1, number, number, number];
-    const ours = channels.filter((channel) => this.notifier.isSubscribed(channel)).length;
-    return {
-      result: outcome[code],
-      waitersElsewhere: turns > 0 || subscribers > ours,
-      succeeded: succeeded === 1,
-    };
+    const scriptKeys = single ? [keys[0], turnsKeyOf(keys[0])] : [...keys, ...keys.map(turnsKeyOf)];
+    const args: RedisArg[] = [token, quiet ? '' : this.publish];
+    // The common release (nobody waits here) leaves the optional arguments off.
+    if (single && (requeue || successor)) {
+      args.push(requeue, successor?.token ?? '', successor?.ttl ?? 0);
+    }
+    return runScript(this.send, RELEASE, scriptKeys, args).then((reply) => {
+      const { code, subscribers, turned, succeeded } = releaseReply(reply as number);
+      return {
+        result: outcome[code],
+        waitersElsewhere: turned || (subscribers > 0 && subscribers > this.listenersHere(keys)),
+        succeeded,
+      };
+    });
+  }
+
+  /** How many of `keys` this process listens on: the release's own subscribers. */
+  private listenersHere(keys: readonly string[]): number {
+    return keys.filter((key) => this.notifier.isSubscribed(channelOf(key))).length;
   }
 
   leaveTurns(key: string, queue: string): void {
-    const args = [queue, this.publish, channelOf(key), TURN_GRACE];
-    runScript(this.send, LEAVE_TURNS, [key, turnsKeyOf(key)], args).catch(() => undefined);
+    runScript(this.send, LEAVE_TURNS, [key, turnsKeyOf(key)], [queue, this.publish]).catch(
+      () => undefined,
+    );
   }
 
   private get publish(): string {

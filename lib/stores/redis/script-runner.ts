@@ -6,18 +6,18 @@ import type { LuaScript } from './redis-lock.scripts.js';
  * server answers NOSCRIPT (first use, after a restart or a SCRIPT FLUSH). The fallback also
  * loads the script, so the next call is an EVALSHA again.
  */
-export async function runScript(
+export function runScript(
   send: CommandSender,
   script: LuaScript,
   keys: readonly string[],
   args: readonly RedisArg[],
 ): Promise<unknown> {
-  try {
-    return await send('evalsha', [script.sha, keys.length, ...keys, ...args]);
-  } catch (error) {
+  const command = [script.sha, keys.length, ...keys, ...args];
+  return send('evalsha', command).catch((error: unknown) => {
     if (!isNoScript(error)) throw error;
-    return send('eval', [script.body, keys.length, ...keys, ...args]);
-  }
+    command[0] = script.body;
+    return send('eval', command);
+  });
 }
 
 function isNoScript(error: unknown): boolean {
