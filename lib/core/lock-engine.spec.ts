@@ -349,5 +349,46 @@ describe('LockEngine on the MemoryLockStore', () => {
       expect(store.keys()).toEqual([]);
       await expect(engine.acquire('other')).rejects.toBeInstanceOf(LockStoreError);
     });
+
+    it('is not held up by an attempt whose store threw instead of rejecting', async () => {
+      const engine = createEngine();
+      const broken = new Error('store bug');
+      jest.spyOn(store, 'tryAcquire').mockImplementationOnce(() => {
+        throw broken;
+      });
+
+      const failure = await engine.acquire('k').catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(LockStoreError);
+      expect((failure as LockStoreError).cause).toBe(broken);
+      expect(engine.stats().queues).toBe(0);
+      // close() waits for attempts in flight: the failed one must not count as one.
+      await engine.close();
+      expect(store.keys()).toEqual([]);
+    });
+  });
+
+  describe('renewal timer', () => {
+    afterEach(() => jest.useRealTimers());
+
+    it('locks taken and released one after another share one timer instead of setting one each', async () => {
+      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+      const engine = createEngine();
+      const setTimer = jest.spyOn(globalThis, 'setTimeout');
+      const clearTimer = jest.spyOn(globalThis, 'clearTimeout');
+
+      for (let i = 0; i < 100; i++) await (await engine.acquire(`k${i}`, { ttl: 3_000 })).release();
+      // One timer for renewals, one for store-call deadlines; neither is set again per lock.
+      expect(setTimer.mock.calls.length).toBeLessThanOrEqual(2);
+      expect(clearTimer).not.toHaveBeenCalled();
+
+      // The idle timer just lapses, and a lock taken later is still renewed on time.
+      jest.advanceTimersByTime(10_000);
+      const lock = await engine.acquire('late', { ttl: 3_000 });
+      const extend = jest.spyOn(store, 'extend');
+      jest.advanceTimersByTime(1_000);
+      expect(extend).toHaveBeenCalledTimes(1);
+      await lock.release();
+    });
   });
 });

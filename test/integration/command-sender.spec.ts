@@ -1,6 +1,10 @@
 import { once } from 'node:events';
 import type { Redis } from 'ioredis';
-import { corkingSender, type CommandSender } from '../../lib/stores/redis/command-sender.js';
+import {
+  CORK_BATCH,
+  corkingSender,
+  type CommandSender,
+} from '../../lib/stores/redis/command-sender.js';
 import { useRedisServer } from '../harness/use-redis.js';
 
 const COMMANDS = 200;
@@ -45,6 +49,36 @@ describe('corkingSender on a real Redis', () => {
     expect(await Promise.all(replies)).toEqual(upTo(COMMANDS));
     expect(client.stream.writableCorked).toBe(0);
     expect(await redis.probe.get('counter')).toBe(String(COMMANDS));
+  });
+
+  it(`a long burst leaves in writes of at most ${CORK_BATCH} commands, all in order`, async () => {
+    const socket = client.stream;
+    let heldBack = 0;
+    const batches: number[] = [];
+    const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+    const uncork = socket.uncork.bind(socket);
+    // ioredis writes each command with one `write`; count those the cork holds back.
+    socket.write = ((...args: unknown[]) => {
+      if (socket.writableCorked > 0) heldBack++;
+      return write(...args);
+    }) as typeof socket.write;
+    socket.uncork = () => {
+      batches.push(heldBack);
+      heldBack = 0;
+      uncork();
+    };
+    try {
+      const replies = burst('batched');
+      expect(await Promise.all(replies)).toEqual(upTo(COMMANDS));
+    } finally {
+      delete (socket as Partial<typeof socket>).write;
+      delete (socket as Partial<typeof socket>).uncork;
+    }
+
+    // The first command went alone; the rest left in full batches and one last partial one.
+    expect(Math.max(...batches)).toBe(CORK_BATCH);
+    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(COMMANDS - 1);
+    expect(batches.length).toBe(Math.ceil((COMMANDS - 1) / CORK_BATCH));
   });
 
   it('uncorks on the next tick, before any reply, so a corked burst never waits for a reply', async () => {
