@@ -8,7 +8,7 @@ export type CommandSender = (command: string, args: readonly RedisArg[]) => Prom
  * Most commands of one tick that share a socket write. Fewer writes save system calls in
  * Node; but a write that waits for the whole tick leaves Redis idle until Node has answered
  * every reply of the last batch, and Node idle while Redis works through the new one. Small
- * batches keep both busy (bench scenario 1: 6 did best at 64 workers, 4 at 8).
+ * batches keep both busy. In bench scenario 1, 4–6 did best at 8 workers and 6–8 at 64.
  */
 export const CORK_BATCH = 5;
 
