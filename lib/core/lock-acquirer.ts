@@ -62,7 +62,7 @@ export class LockAcquirer {
    * attempt is sent first: the bookkeeping after it overlaps the round trip.
    */
   private async tryFirst(request: LockRequest, existing: WaitQueue | undefined): Promise<Lock> {
-    const attempt = this.attempt(request);
+    const attempt = this.attempt(request, undefined, request.startedAt);
     const queue = existing ?? this.createQueue(request);
     queue.beginOutsideAttempt(request.startedAt);
     let outcome: AttemptOutcome;
@@ -140,12 +140,18 @@ export class LockAcquirer {
     });
   }
 
-  /** Not async: one promise per attempt, on the path of every lock. */
-  private attempt(request: LockRequest, queue?: string): Promise<AttemptOutcome> {
+  /**
+   * Not async: one promise per attempt, on the path of every lock. `startedAt` may be a little
+   * early (the request's start, for the first attempt), which only shortens the lease counted.
+   */
+  private attempt(
+    request: LockRequest,
+    queue?: string,
+    startedAt = performance.now(),
+  ): Promise<AttemptOutcome> {
     const { context } = this;
     const { ttl, fencing } = request.options;
     const token = newLockToken();
-    const startedAt = performance.now();
     const lease = { keys: request.fullKeys, token, ttl: leaseTtlOf(request), fencing, queue };
     this.inFlight++;
     const result = context.storeCall(

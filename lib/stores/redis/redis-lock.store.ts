@@ -146,11 +146,10 @@ export class RedisLockStore implements LockStore {
     const single = keys.length === 1;
     // The common case, as plain `SET NX PX`: no script to run.
     if (single && queue === undefined && !fencing) return this.acquireBySet(keys[0], token, ttl);
-    const reply =
-      single && queue !== undefined
-        ? this.acquireInTurn(keys[0], token, ttl, fencing, queue)
-        : this.acquireByScript(keys, token, ttl, fencing);
-    return reply.then((codes) => attemptOf(codes, fencing));
+    const read = (codes: unknown): AcquireAttempt => attemptOf(codes, fencing);
+    return single && queue !== undefined
+      ? this.acquireInTurn(keys[0], token, ttl, fencing, queue, read)
+      : this.acquireByScript(keys, token, ttl, fencing, read);
   }
 
   /** Not async, and the holder's lease is read only when busy: this is every uncontended lock. */
@@ -181,9 +180,10 @@ export class RedisLockStore implements LockStore {
     token: string,
     ttl: number,
     fencing: boolean,
-  ): Promise<unknown> {
+    read: (codes: unknown) => AcquireAttempt,
+  ): Promise<AcquireAttempt> {
     const scriptKeys = fencing ? [...keys, ...keys.map(fenceKeyOf)] : keys;
-    return runScript(this.send, ACQUIRE, scriptKeys, [token, ttl, fencing ? '1' : '0']);
+    return runScript(this.send, ACQUIRE, scriptKeys, [token, ttl, fencing ? '1' : '0'], read);
   }
 
   private acquireInTurn(
@@ -192,14 +192,11 @@ export class RedisLockStore implements LockStore {
     ttl: number,
     fencing: boolean,
     queue: string,
-  ): Promise<unknown> {
+    read: (codes: unknown) => AcquireAttempt,
+  ): Promise<AcquireAttempt> {
     const scriptKeys = [key, turnsKeyOf(key), ...(fencing ? [fenceKeyOf(key)] : [])];
-    return runScript(this.send, ACQUIRE_IN_TURN, scriptKeys, [
-      token,
-      ttl,
-      queue,
-      fencing ? '1' : '0',
-    ]);
+    const args = [token, ttl, queue, fencing ? '1' : '0'];
+    return runScript(this.send, ACQUIRE_IN_TURN, scriptKeys, args, read);
   }
 
   release(
@@ -214,7 +211,7 @@ export class RedisLockStore implements LockStore {
     if (single && (requeue || successor)) {
       args.push(requeue, successor?.token ?? '', successor?.ttl ?? 0);
     }
-    return runScript(this.send, RELEASE, scriptKeys, args).then((reply) => {
+    return runScript(this.send, RELEASE, scriptKeys, args, (reply): ReleaseReport => {
       const { code, subscribers, turned, succeeded } = releaseReply(reply as number);
       return {
         result: outcome[code],
