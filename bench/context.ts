@@ -1,4 +1,10 @@
-import type { Contender } from './contenders/index.js';
+import {
+  LOCK_CONTENDERS,
+  closeAll,
+  createLockContenders,
+  type Contender,
+  type Tuning,
+} from './contenders/index.js';
 import { runHotKeyLoop } from './hot-key-loop.js';
 import type { BenchOptions } from './options.js';
 import type { RedisTarget } from './redis-target.js';
@@ -32,6 +38,21 @@ export async function warmUp(contender: Contender, ms: number): Promise<void> {
     }
   };
   await Promise.all(Array.from({ length: 8 }, (_, worker) => cycle(worker)));
+}
+
+/** Connects every lock contender with `tuning`, warms each up, runs `use`, and closes them all. */
+export async function withWarmContenders<T>(
+  context: ScenarioContext,
+  tuning: Tuning,
+  use: (contenders: Contender[]) => Promise<T>,
+): Promise<T> {
+  const contenders = await createLockContenders(LOCK_CONTENDERS, context.target.url, tuning);
+  try {
+    for (const contender of contenders) await warmUp(contender, context.options.durations.warmUpMs);
+    return await use(contenders);
+  } finally {
+    await closeAll(contenders);
+  }
 }
 
 /** A key no earlier run used, so leftovers of one run never meet the next. */

@@ -1,11 +1,6 @@
 import { openCommandWindow, total } from './command-counter.js';
-import {
-  LOCK_CONTENDERS,
-  closeAll,
-  createLockContenders,
-  type Contender,
-} from './contenders/index.js';
-import { freshKey, warmUp, type ScenarioContext } from './context.js';
+import type { Contender } from './contenders/index.js';
+import { freshKey, withWarmContenders, type ScenarioContext } from './context.js';
 import { runCell, withPairedRatio, type CellResult, type ScenarioResult } from './results.js';
 import { spread } from './stats.js';
 
@@ -19,11 +14,9 @@ const WAIT = 10_000;
  * fixed cost of a lock (two round trips at best) and how well a client pipelines under load.
  */
 export async function runUncontended(context: ScenarioContext): Promise<ScenarioResult> {
-  const { target, options, log } = context;
-  const contenders = await createLockContenders(LOCK_CONTENDERS, target.url, 'defaults');
+  const { options, log } = context;
   const cells: CellResult[] = [];
-  try {
-    for (const contender of contenders) await warmUp(contender, options.durations.warmUpMs);
+  await withWarmContenders(context, 'defaults', async (contenders) => {
     for (const workers of CONCURRENCY) {
       const cell = await runCell(
         `C=${workers}`,
@@ -35,9 +28,7 @@ export async function runUncontended(context: ScenarioContext): Promise<Scenario
       );
       cells.push(withPairedRatio(cell, 'raw', 'cyclesPerSec', 'ratioToRaw'));
     }
-  } finally {
-    await closeAll(contenders);
-  }
+  });
   return {
     id: 1,
     title: 'Uncontended acquire + release on distinct keys',

@@ -1,11 +1,6 @@
 import { openCommandWindow } from './command-counter.js';
-import {
-  LOCK_CONTENDERS,
-  closeAll,
-  createLockContenders,
-  type Contender,
-} from './contenders/index.js';
-import { freshKey, warmUp, type ScenarioContext } from './context.js';
+import type { Contender } from './contenders/index.js';
+import { freshKey, withWarmContenders, type ScenarioContext } from './context.js';
 import { hotKeyFigures } from './hot-key-figures.js';
 import { runHotKeyLoop } from './hot-key-loop.js';
 import { measureRtt } from './redis-target.js';
@@ -17,11 +12,9 @@ const TTL = 30_000;
 
 /** One hot key, W workers in this process, each looping acquire → section → release. */
 export async function runHotKey(context: ScenarioContext): Promise<ScenarioResult> {
-  const { target, options, log } = context;
-  const contenders = await createLockContenders(LOCK_CONTENDERS, target.url, 'hot-key');
+  const { options, log } = context;
   const cells: CellResult[] = [];
-  try {
-    for (const contender of contenders) await warmUp(contender, options.durations.warmUpMs);
+  await withWarmContenders(context, 'hot-key', async (contenders) => {
     for (const csMs of CRITICAL_SECTION_MS) {
       for (const workers of WORKERS) {
         const cell = await runCell(
@@ -35,9 +28,7 @@ export async function runHotKey(context: ScenarioContext): Promise<ScenarioResul
         cells.push(cell);
       }
     }
-  } finally {
-    await closeAll(contenders);
-  }
+  });
   return {
     id: 2,
     title: 'Hot key, one process',

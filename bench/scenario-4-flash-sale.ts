@@ -1,7 +1,7 @@
 import { openCommandWindow, total } from './command-counter.js';
 import { connect, quit } from './contenders/connect.js';
-import { LOCK_CONTENDERS, closeAll, createLockContenders } from './contenders/index.js';
-import { freshKey, warmUp, type ScenarioContext } from './context.js';
+import type { Contender } from './contenders/index.js';
+import { freshKey, withWarmContenders, type ScenarioContext } from './context.js';
 import {
   SALE_WAIT_MS,
   atomicLuaBuyer,
@@ -25,34 +25,42 @@ const CONCURRENCY = 200;
  * ceiling and a no-lock control that must oversell.
  */
 export async function runFlashSale(context: ScenarioContext): Promise<ScenarioResult> {
-  const { target, options, log } = context;
-  const contenders = await createLockContenders(LOCK_CONTENDERS, target.url, 'defaults');
+  const { target } = context;
   const data = await connect(target.url);
   try {
-    for (const contender of contenders) await warmUp(contender, options.durations.warmUpMs);
-    const buyers = [...contenders.map(lockedBuyer), await atomicLuaBuyer(data), noLockBuyer];
-    const cell = await runCell(
-      `stock ${STOCK}, ${BUYS} buys @ ${CONCURRENCY}`,
-      { stock: STOCK, buys: BUYS, concurrency: CONCURRENCY, waitMs: SALE_WAIT_MS },
-      buyers,
-      options.reps[4],
-      (buyer) => sell(context, buyer, data),
-      log,
+    return await withWarmContenders(context, 'defaults', (contenders) =>
+      saleCell(context, contenders, data),
     );
-    return {
-      id: 4,
-      title: 'Flash sale',
-      cells: [withPairedRatio(cell, 'redlock', 'buysPerSec', 'ratioToRedlock')],
-      notes: [
-        `Each buy: acquire (wait ≤ ${SALE_WAIT_MS} ms; redlock: its default retries, ~2 s), GET stock, SET stock − 1, release.`,
-        'buysPerSec counts completed buys (sold or found sold out); p50/p99 cover every buy, including those that gave up.',
-        '× redlock: median of the per-repetition ratios of buys/s to node-redlock (defaults); min–max show the noise.',
-      ],
-    };
   } finally {
-    await closeAll(contenders);
     await quit(data);
   }
+}
+
+async function saleCell(
+  context: ScenarioContext,
+  contenders: Contender[],
+  data: Sale['data'],
+): Promise<ScenarioResult> {
+  const { options, log } = context;
+  const buyers = [...contenders.map(lockedBuyer), await atomicLuaBuyer(data), noLockBuyer];
+  const cell = await runCell(
+    `stock ${STOCK}, ${BUYS} buys @ ${CONCURRENCY}`,
+    { stock: STOCK, buys: BUYS, concurrency: CONCURRENCY, waitMs: SALE_WAIT_MS },
+    buyers,
+    options.reps[4],
+    (buyer) => sell(context, buyer, data),
+    log,
+  );
+  return {
+    id: 4,
+    title: 'Flash sale',
+    cells: [withPairedRatio(cell, 'redlock', 'buysPerSec', 'ratioToRedlock')],
+    notes: [
+      `Each buy: acquire (wait ≤ ${SALE_WAIT_MS} ms; redlock: its default retries, ~2 s), GET stock, SET stock − 1, release.`,
+      'buysPerSec counts completed buys (sold or found sold out); p50/p99 cover every buy, including those that gave up.',
+      '× redlock: median of the per-repetition ratios of buys/s to node-redlock (defaults); min–max show the noise.',
+    ],
+  };
 }
 
 async function sell(context: ScenarioContext, buyer: Buyer, data: Sale['data']) {
