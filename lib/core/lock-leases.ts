@@ -70,13 +70,13 @@ export class LockLeases implements LeaseKeeper {
 
   async releaseLease(lock: HeldLock): Promise<ReleaseResult> {
     const { context } = this;
-    if (this.passOn(lock)) return 'released';
     const queue = this.held.get(lock);
+    if (this.passOn(lock, queue)) return 'released';
     if (queue?.handingOn && !queue.waiting) {
       // A key hot in this process: the next request for it is often a tick away (the caller
       // that just handed it on, looping). Give it that tick before giving the key up.
       await new Promise((resolve) => setImmediate(resolve));
-      if (this.passOn(lock)) return 'released';
+      if (this.passOn(lock, queue)) return 'released';
     }
     // Still wanted here: keep this process's place in line if the lock goes to another.
     const requeue = queue?.waiting ? queue.id : undefined;
@@ -114,8 +114,7 @@ export class LockLeases implements LeaseKeeper {
    * Hands the lease straight to the next waiter in this process when it can take it: the key
    * stays set in the store under the same token, so the hand-off costs no round trip.
    */
-  private passOn(lock: HeldLock): boolean {
-    const queue = this.held.get(lock);
+  private passOn(lock: HeldLock, queue: WaitQueue | undefined): boolean {
     if (!queue?.waiting || this.context.closed || !lock.isHeld) return false;
     const now = performance.now();
     const grant = { token: lock.token, startedAt: now, expiresAt: lock.expiresAt, from: lock };
