@@ -27,10 +27,17 @@ export interface AcquireRequest {
   /** Also increment and return each key's fence counter. */
   readonly fencing: boolean;
   /**
-   * Id of the local wait queue whose head makes this attempt. A store that keeps turns puts the
-   * queue in line when the key is busy, and later gives the key to it (see `subscribe`).
+   * Id of the local wait queue whose head makes this attempt, already subscribed to the keys'
+   * release notifications. A store that wakes only the waiters it knows of enters the queue
+   * when a key is busy; one that keeps turns puts it in line, and later gives the key to it
+   * (see `subscribe`).
    */
   readonly queue?: string;
+  /**
+   * False: the queue wants to be woken by the next release but never given a turn (Redlock: the
+   * lines on each node could order processes differently and split votes). @default true
+   */
+  readonly takesTurns?: boolean;
 }
 
 export interface ReleaseOptions {

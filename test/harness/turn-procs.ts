@@ -1,7 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { LockEngine, LockEngineConfig } from '../../lib/core/lock-engine.js';
 import type { LockEvent } from '../../lib/core/lock.events.js';
-import { RELEASE } from '../../lib/stores/redis/redis-lock.scripts.js';
+import {
+  ACQUIRE,
+  ACQUIRE_IN_TURN,
+  LEAVE_TURNS,
+  RELEASE,
+} from '../../lib/stores/redis/redis-lock.scripts.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { RecordingStore, type StoreRecord } from './recording-store.js';
 import { scanKeys } from './scan-keys.js';
@@ -50,8 +55,11 @@ export function useTurnProcs(redis: RedisHarness): TurnProcs & { closeAll(): Pro
   };
 
   beforeAll(async () => {
-    // Later RELEASE calls are then one EVALSHA each (no NOSCRIPT fallback), for commandstats.
-    await redis.probe.script('LOAD', RELEASE.body);
+    // Every script call is then one EVALSHA: no NOSCRIPT fallback, which would count twice in
+    // commandstats, and send a leave's script after a PING that `settled` relies on.
+    for (const script of [ACQUIRE, ACQUIRE_IN_TURN, RELEASE.PUBLISH, LEAVE_TURNS.PUBLISH]) {
+      await redis.probe.script('LOAD', script.body);
+    }
   });
 
   beforeEach(() => {
@@ -61,7 +69,6 @@ export function useTurnProcs(redis: RedisHarness): TurnProcs & { closeAll(): Pro
   afterEach(async () => {
     await closeAll();
     await redis.probe.flushall();
-    await redis.probe.script('LOAD', RELEASE.body);
   });
 
   return {

@@ -13,37 +13,15 @@ function lua(body: string): LuaScript {
   return { body, sha: createHash('sha1').update(body).digest('hex') };
 }
 
-/**
- * Takes all lock keys, or none.
- * KEYS: the n lock keys, then (when fencing) their n fence counter keys.
- * ARGV[1]: owner token; ARGV[2]: ttl in ms; ARGV[3]: '1' to fence, '0' not to.
- * Returns {1, fence_1, ..., fence_n} (fences only when fencing) when taken, or
- * {0, pttl}: the longest remaining lease among the held keys (-1 if one has no expiry).
- */
-export const ACQUIRE = lua(`
-local fencing = ARGV[3] == '1'
-local n = fencing and #KEYS / 2 or #KEYS
-if n == 1 then
-  if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-    if fencing then return {1, redis.call('INCR', KEYS[2])} end
-    return {1}
-  end
-  return {0, redis.call('PTTL', KEYS[1])}
-end
-local longest = -2
-for i = 1, n do
-  local pttl = redis.call('PTTL', KEYS[i])
-  if pttl == -1 then return {0, -1} end
-  if pttl > longest then longest = pttl end
-end
-if longest ~= -2 then return {0, longest} end
-local result = {1}
-for i = 1, n do
-  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
-  if fencing then result[i + 1] = redis.call('INCR', KEYS[n + i]) end
-end
-return result
-`);
+/** The command that wakes a key's waiters: sharded Pub/Sub on Redis Cluster, plain elsewhere. */
+export type PublishCommand = 'PUBLISH' | 'SPUBLISH';
+
+/** A script whose text names the publish command, so the caller need not send it each time. */
+export type PublishingScript = Readonly<Record<PublishCommand, LuaScript>>;
+
+function publishing(body: (publish: PublishCommand) => string): PublishingScript {
+  return { PUBLISH: lua(body('PUBLISH')), SPUBLISH: lua(body('SPUBLISH')) };
+}
 
 /**
  * How long a key given to a process in its turn stays reserved for it, in ms. A process that
@@ -54,30 +32,82 @@ export const TURN_GRACE = 500;
 export const TURNS_LIFETIME = 60_000;
 
 /**
- * `join_line` puts a queue at the end of a key's turn list unless it is already in it.
- * `pass_turn` gives the released key to the process whose turn is next: its queue id is left in
- * the key as a reservation ('turn:' .. id, for TURN_GRACE ms) that only its own acquire may
- * replace, and is returned so the notification can name it. The releasing queue (`own`) is
- * skipped: it just had its turn. Returns '' when no other process waits its turn.
- * `channel_of` names a key's release channel from its turn list: both are companion keys of
- * the lock key (see key-slots.ts), '<base>:turns' and '<base>:released', so the caller need not
- * send it.
+ * A key's turn list holds, in order of arrival, everyone a release must wake: queue ids of
+ * processes waiting their turn, and '*' .. queue id for listeners, queues that take no turns
+ * (multi-key and Redlock locks) but want the next release. An empty list means nobody else
+ * waits, so a release then publishes nothing: PUBLISH is the dearest part of a release.
+ * The helpers are Lua closures, made anew on every run of a script that defines them, so the
+ * scripts define them after their common path and only those they use.
+ * `join_line` puts an entry at the end unless it is already in the list.
  */
-const TURN_HELPERS = `
-local function join_line(turns_key, id)
-  if not redis.call('LPOS', turns_key, id) then redis.call('RPUSH', turns_key, id) end
+const JOIN_LINE = `
+local function join_line(turns_key, entry)
+  if not redis.call('LPOS', turns_key, entry) then redis.call('RPUSH', turns_key, entry) end
+  redis.call('PEXPIRE', turns_key, ${TURNS_LIFETIME})
 end
+`;
+
+/**
+ * `pass_turn` pops the next entry, skipping the releasing queue (`own`: it just had its turn).
+ * A queue id gets the released key in its turn: the key holds 'turn:' .. id for TURN_GRACE ms, a
+ * reservation that only that queue's acquire may replace. Returns that id; or '' and the entry
+ * for a listener ('*' is byte 42): wake them all, give no turn; or false when nobody else waits.
+ * `channel_of` names a key's release channel from its turn list: both are companion keys of
+ * the lock key (see key-slots.ts), '<base>:turns' and '<base>:released'.
+ */
+const PASS_TURN = `
 local function pass_turn(lock_key, turns_key, own)
-  local turn = redis.call('LPOP', turns_key)
-  if turn and turn == own then turn = redis.call('LPOP', turns_key) end
-  if not turn then return '' end
-  redis.call('SET', lock_key, 'turn:' .. turn, 'PX', ${TURN_GRACE})
-  return turn
+  local entry = redis.call('LPOP', turns_key)
+  if entry == own then entry = redis.call('LPOP', turns_key) end
+  if not entry then return false end
+  if string.byte(entry) == 42 then return '', entry end
+  redis.call('SET', lock_key, 'turn:' .. entry, 'PX', ${TURN_GRACE})
+  return entry
 end
 local function channel_of(turns_key)
   return string.sub(turns_key, 1, -7) .. ':released'
 end
 `;
+
+/**
+ * Takes all lock keys, or none.
+ * KEYS: the n lock keys, then (when fencing) their n fence counters, then (when listening) their
+ * n turn lists.
+ * ARGV[1]: owner token; ARGV[2]: ttl in ms; ARGV[3]: '1' to fence, '0' not to; ARGV[4]
+ * (optional): the id of a listening queue, entered as a listener in the turn list of every busy
+ * key, and taken out of all of them when the keys are taken.
+ * Returns {1, fence_1, ..., fence_n} (fences only when fencing) when taken, or
+ * {0, pttl}: the longest remaining lease among the held keys (-1 if one has no expiry).
+ */
+export const ACQUIRE = lua(`
+local fencing, listener = ARGV[3] == '1', ARGV[4] and '*' .. ARGV[4]
+local groups = 1 + (fencing and 1 or 0) + (listener and 1 or 0)
+local n = #KEYS / groups
+local lines = (groups - 1) * n
+-- A single key is taken by SET NX, with no look first.
+if n == 1 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if listener then redis.call('LREM', KEYS[lines + 1], 0, listener) end
+  if fencing then return {1, redis.call('INCR', KEYS[2])} end
+  return {1}
+end
+${JOIN_LINE}
+local longest = -2
+for i = 1, n do
+  local pttl = redis.call('PTTL', KEYS[i])
+  if pttl ~= -2 then
+    if listener then join_line(KEYS[lines + i], listener) end
+    if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
+  end
+end
+if longest ~= -2 then return {0, longest} end
+local result = {1}
+for i = 1, n do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  if fencing then result[i + 1] = redis.call('INCR', KEYS[n + i]) end
+  if listener then redis.call('LREM', KEYS[lines + i], 0, listener) end
+end
+return result
+`);
 
 /**
  * Takes a single key for the head of a process's wait queue, or else puts that queue in the
@@ -88,7 +118,7 @@ end
  * Returns {1} or {1, fence} when taken (the key was free or reserved for this queue), or
  * {0, pttl} when busy.
  */
-export const ACQUIRE_IN_TURN = lua(`${TURN_HELPERS}
+export const ACQUIRE_IN_TURN = lua(`${JOIN_LINE}
 local holder = redis.call('GET', KEYS[1])
 if not holder or holder == 'turn:' .. ARGV[3] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -97,19 +127,18 @@ if not holder or holder == 'turn:' .. ARGV[3] then
   return {1}
 end
 join_line(KEYS[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ${TURNS_LIFETIME})
 return {0, redis.call('PTTL', KEYS[1])}
 `);
 
 /**
  * Compare-and-delete; each released key goes to the next process in its turn list, if any, and
- * its waiters are told whose turn it is. With no turn to give, a single key may go straight to
- * the releasing process's next waiter (the successor), which saves it a round trip.
- * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token; ARGV[2]: 'PUBLISH',
- * 'SPUBLISH', or '' to wake nobody and give nothing (giving back a lock nobody used). Optional,
- * left off in the common case: ARGV[3]: the releasing queue's id, put back at the end of the
- * turn list when the key went to another process ('' for none); ARGV[4]: the successor's token
- * ('' for none); ARGV[5]: its ttl in ms.
+ * whoever is in the list is woken. With no turn to give, a single key may go straight to the
+ * releasing process's next waiter (the successor), which saves it a round trip; listeners then
+ * stay in the list for the successor's release.
+ * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token. Optional, left off in
+ * the common case: ARGV[2]: the releasing queue's id, put back at the end of the turn list when
+ * the key went to another process ('' for none); ARGV[3]: the successor's token ('' for none);
+ * ARGV[4]: its ttl in ms.
  * Returns one integer (a table reply costs more than the rest of the script; see `releaseReply`):
  * (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers, where outcome is 1 if every key
  * was ours and is released, 0 if one had expired (and none was stolen), -1 if another owner
@@ -117,26 +146,38 @@ return {0, redis.call('PTTL', KEYS[1])}
  * a key was given to another process's turn; subscribers counts the connections the
  * notifications reached.
  */
-export const RELEASE = lua(`${TURN_HELPERS}
+export const RELEASE = publishing(
+  (publish) => `
 local n = #KEYS / 2
-local publish, requeue, successor = ARGV[2], ARGV[3] or '', ARGV[4] or ''
+local first = redis.call('GET', KEYS[1])
+-- The common release, ahead of the helpers: one key, ours, nothing to hand on, nobody waiting.
+if n == 1 and not ARGV[2] and first == ARGV[1] and redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[1])
+  return 2
+end
+${JOIN_LINE}
+${PASS_TURN}
+local requeue, successor = ARGV[2] or '', ARGV[3] or ''
 local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
 for i = 1, n do
-  local holder = redis.call('GET', KEYS[i])
+  local holder = first
+  if i > 1 then holder = redis.call('GET', KEYS[i]) end
   if holder == ARGV[1] then
     -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
-    local turn = publish ~= '' and pass_turn(KEYS[i], KEYS[n + i], requeue) or ''
-    if turn ~= '' then
+    local turn, listener = pass_turn(KEYS[i], KEYS[n + i], requeue)
+    if turn and turn ~= '' then
       turned = 1
       if requeue ~= '' then join_line(KEYS[n + i], requeue) end
-    elseif successor ~= '' and publish ~= '' then
-      redis.call('SET', KEYS[i], successor, 'PX', ARGV[5])
+    elseif successor ~= '' then
+      if listener then redis.call('LPUSH', KEYS[n + i], listener) end
+      turn = false
+      redis.call('SET', KEYS[i], successor, 'PX', ARGV[4])
       succeeded = 1
     else
       redis.call('DEL', KEYS[i])
     end
-    if publish ~= '' and succeeded == 0 then
-      subscribers = subscribers + redis.call(publish, channel_of(KEYS[n + i]), turn)
+    if turn then
+      subscribers = subscribers + redis.call('${publish}', channel_of(KEYS[n + i]), turn)
     end
   elseif holder then
     outcome = -1
@@ -145,22 +186,46 @@ for i = 1, n do
   end
 end
 return (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers
+`,
+);
+
+/**
+ * Compare-and-delete that wakes nobody and gives no turn: giving back a lock nobody used.
+ * KEYS: the n lock keys. ARGV[1]: owner token.
+ * Returns outcome + 1, outcome as in RELEASE.
+ */
+export const GIVE_BACK = lua(`
+local outcome = 1
+for i = 1, #KEYS do
+  local holder = redis.call('GET', KEYS[i])
+  if holder == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+  elseif holder then
+    outcome = -1
+  elseif outcome == 1 then
+    outcome = 0
+  end
+end
+return outcome + 1
 `);
 
 /**
- * Takes a queue that stopped waiting out of the turn list; a turn already given to it goes on
- * to the next in line.
- * KEYS[1]: the lock key; KEYS[2]: its turn list. ARGV[1]: queue id; ARGV[2]: 'PUBLISH' or
- * 'SPUBLISH'.
+ * Takes a queue that stopped waiting out of the turn list, as a process in line or as a
+ * listener; a turn already given to it goes on to the next in line.
+ * KEYS[1]: the lock key; KEYS[2]: its turn list. ARGV[1]: queue id.
  * Returns 1 if a turn given to the queue was passed on, else 0.
  */
-export const LEAVE_TURNS = lua(`${TURN_HELPERS}
+export const LEAVE_TURNS = publishing(
+  (publish) => `${PASS_TURN}
 redis.call('LREM', KEYS[2], 0, ARGV[1])
+redis.call('LREM', KEYS[2], 0, '*' .. ARGV[1])
 if redis.call('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call(ARGV[2], channel_of(KEYS[2]), pass_turn(KEYS[1], KEYS[2], ARGV[1]))
+local turn = pass_turn(KEYS[1], KEYS[2], ARGV[1])
+if turn then redis.call('${publish}', channel_of(KEYS[2]), turn) end
 return 1
-`);
+`,
+);
 
 /**
  * Compare-and-PEXPIRE for many leases in one call.

@@ -17,9 +17,11 @@ import {
   ACQUIRE,
   ACQUIRE_IN_TURN,
   EXTEND,
+  GIVE_BACK,
   LEAVE_TURNS,
   RELEASE,
   TURN_GRACE,
+  type PublishCommand,
 } from './redis-lock.scripts.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
@@ -81,6 +83,7 @@ export class RedisLockStore implements LockStore {
   private readonly notifier: ReleaseNotifier;
   private readonly cluster: boolean;
   private readonly send: CommandSender;
+  private readonly publish: PublishCommand;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -88,6 +91,7 @@ export class RedisLockStore implements LockStore {
   ) {
     this.cluster = client instanceof Cluster;
     this.send = this.cluster ? directSender(client) : corkingSender(client as Redis);
+    this.publish = this.cluster ? 'SPUBLISH' : 'PUBLISH';
     if (this.cluster && options.replicas) {
       throw new LockOptionsError(
         '"replicas" (WAIT) is not available on Redis Cluster; use it with a single master or Sentinel.',
@@ -142,14 +146,15 @@ export class RedisLockStore implements LockStore {
     return replicas ? attempt.then((won) => this.acknowledged(won, request, replicas)) : attempt;
   }
 
-  private attempt({ keys, token, ttl, fencing, queue }: AcquireRequest): Promise<AcquireAttempt> {
+  private attempt(request: AcquireRequest): Promise<AcquireAttempt> {
+    const { keys, token, ttl, fencing, queue } = request;
     const single = keys.length === 1;
     // The common case, as plain `SET NX PX`: no script to run.
     if (single && queue === undefined && !fencing) return this.acquireBySet(keys[0], token, ttl);
     const read = (codes: unknown): AcquireAttempt => attemptOf(codes, fencing);
-    return single && queue !== undefined
+    return single && queue !== undefined && request.takesTurns !== false
       ? this.acquireInTurn(keys[0], token, ttl, fencing, queue, read)
-      : this.acquireByScript(keys, token, ttl, fencing, read);
+      : this.acquireByScript(request, read);
   }
 
   /** Not async, and the holder's lease is read only when busy: this is every uncontended lock. */
@@ -175,15 +180,19 @@ export class RedisLockStore implements LockStore {
     return attempt;
   }
 
+  /** A listening queue (`queue` given) is entered in the turn lists of the busy keys. */
   private acquireByScript(
-    keys: readonly string[],
-    token: string,
-    ttl: number,
-    fencing: boolean,
+    { keys, token, ttl, fencing, queue }: AcquireRequest,
     read: (codes: unknown) => AcquireAttempt,
   ): Promise<AcquireAttempt> {
-    const scriptKeys = fencing ? [...keys, ...keys.map(fenceKeyOf)] : keys;
-    return runScript(this.send, ACQUIRE, scriptKeys, [token, ttl, fencing ? '1' : '0'], read);
+    const scriptKeys = [...keys];
+    const args: RedisArg[] = [token, ttl, fencing ? '1' : '0'];
+    if (fencing) scriptKeys.push(...keys.map(fenceKeyOf));
+    if (queue !== undefined) {
+      scriptKeys.push(...keys.map(turnsKeyOf));
+      args.push(queue);
+    }
+    return runScript(this.send, ACQUIRE, scriptKeys, args, read);
   }
 
   private acquireInTurn(
@@ -204,21 +213,23 @@ export class RedisLockStore implements LockStore {
     token: string,
     { quiet = false, requeue = '', successor }: ReleaseOptions = {},
   ): Promise<ReleaseReport> {
-    const single = keys.length === 1;
-    const scriptKeys = single ? [keys[0], turnsKeyOf(keys[0])] : [...keys, ...keys.map(turnsKeyOf)];
-    const args: RedisArg[] = [token, quiet ? '' : this.publish];
-    // The common release (nobody waits here) leaves the optional arguments off.
-    if (single && (requeue || successor)) {
-      args.push(requeue, successor?.token ?? '', successor?.ttl ?? 0);
-    }
-    return runScript(this.send, RELEASE, scriptKeys, args, (reply): ReleaseReport => {
+    const read = (reply: unknown): ReleaseReport => {
       const { code, subscribers, turned, succeeded } = releaseReply(reply as number);
       return {
         result: outcome[code],
         waitersElsewhere: turned || (subscribers > 0 && subscribers > this.listenersHere(keys)),
         succeeded,
       };
-    });
+    };
+    if (quiet) return runScript(this.send, GIVE_BACK, keys, [token], read);
+    const single = keys.length === 1;
+    const scriptKeys = single ? [keys[0], turnsKeyOf(keys[0])] : [...keys, ...keys.map(turnsKeyOf)];
+    const args: RedisArg[] = [token];
+    // The common release (nobody waits here) leaves the optional arguments off.
+    if (single && (requeue || successor)) {
+      args.push(requeue, successor?.token ?? '', successor?.ttl ?? 0);
+    }
+    return runScript(this.send, RELEASE[this.publish], scriptKeys, args, read);
   }
 
   /** How many of `keys` this process listens on: the release's own subscribers. */
@@ -227,13 +238,9 @@ export class RedisLockStore implements LockStore {
   }
 
   leaveTurns(key: string, queue: string): void {
-    runScript(this.send, LEAVE_TURNS, [key, turnsKeyOf(key)], [queue, this.publish]).catch(
+    runScript(this.send, LEAVE_TURNS[this.publish], [key, turnsKeyOf(key)], [queue]).catch(
       () => undefined,
     );
-  }
-
-  private get publish(): string {
-    return this.cluster ? 'SPUBLISH' : 'PUBLISH';
   }
 
   async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {

@@ -62,7 +62,7 @@ export class RedlockLockStore implements LockStore {
   async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
     const startedAt = performance.now();
     // No turns: each node would line processes up on its own, and the orders could split votes.
-    const { queue: _queue, ...perNode } = request;
+    const perNode = { ...request, takesTurns: false };
     const calls = this.nodes.map((node) => node.tryAcquire(perNode));
     const answers = await askAll(calls, this.timeout(request.ttl), (call) => call);
     const taken = answers.filter((answer) => answer.ok && answer.value.acquired).length;
@@ -149,6 +149,10 @@ export class RedlockLockStore implements LockStore {
       cancelled = true;
       unsubscribes.splice(0).forEach((unsubscribe) => unsubscribe());
     };
+  }
+
+  leaveTurns(key: string, queue: string): void {
+    for (const node of this.nodes) node.leaveTurns(key, queue);
   }
 
   async ping(): Promise<void> {
