@@ -34,11 +34,11 @@ export type {
   ExtendResult,
   NodeOutcome,
 } from './stores/lock-store.interface.js';
-export {
-  RedisLockStore,
-  type RedisLockStoreOptions,
-  type ReplicaAcknowledgement,
-} from './stores/redis/redis-lock.store.js';
+export { RedisLockStore } from './stores/redis/redis-lock.store.js';
+export type {
+  RedisLockStoreOptions,
+  ReplicaAcknowledgement,
+} from './stores/redis/redis-lock-store-options.interface.js';
 export {
   RedlockLockStore,
   type RedlockLockStoreOptions,

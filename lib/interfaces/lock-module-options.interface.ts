@@ -1,6 +1,6 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { LockStore } from '../stores/lock-store.interface.js';
-import type { ReplicaAcknowledgement } from '../stores/redis/redis-lock.store.js';
+import type { ReplicaAcknowledgement } from '../stores/redis/redis-lock-store-options.interface.js';
 import type { RedlockOptions } from '../stores/redlock/redlock-options.js';
 import type { LockOptions } from './lock-options.interface.js';
 

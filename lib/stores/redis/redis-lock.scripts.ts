@@ -70,6 +70,17 @@ end
 `;
 
 /**
+ * `worse` folds a key that is not the releaser's into a release's outcome (1 all released):
+ * held by another owner (-1) outweighs expired (0).
+ */
+const WORSE = `
+local function worse(outcome, holder)
+  if holder then return -1 end
+  return math.min(outcome, 0)
+end
+`;
+
+/**
  * Takes all lock keys, or none.
  * KEYS: the n lock keys, then (when fencing) their n fence counters, then (when listening) their
  * n turn lists.
@@ -118,7 +129,7 @@ return result
  * Returns {1} or {1, fence} when taken (the key was free or reserved for this queue), or
  * {0, pttl} when busy.
  */
-export const ACQUIRE_IN_TURN = lua(`${JOIN_LINE}
+export const ACQUIRE_IN_TURN = lua(`
 local holder = redis.call('GET', KEYS[1])
 if not holder or holder == 'turn:' .. ARGV[3] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -126,6 +137,7 @@ if not holder or holder == 'turn:' .. ARGV[3] then
   if ARGV[4] == '1' then return {1, redis.call('INCR', KEYS[3])} end
   return {1}
 end
+${JOIN_LINE}
 join_line(KEYS[2], ARGV[3])
 return {0, redis.call('PTTL', KEYS[1])}
 `);
@@ -157,6 +169,7 @@ if n == 1 and not ARGV[2] and first == ARGV[1] and redis.call('EXISTS', KEYS[2])
 end
 ${JOIN_LINE}
 ${PASS_TURN}
+${WORSE}
 local requeue, successor = ARGV[2] or '', ARGV[3] or ''
 local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
 for i = 1, n do
@@ -179,10 +192,8 @@ for i = 1, n do
     if turn then
       subscribers = subscribers + redis.call('${publish}', channel_of(KEYS[n + i]), turn)
     end
-  elseif holder then
-    outcome = -1
-  elseif outcome == 1 then
-    outcome = 0
+  else
+    outcome = worse(outcome, holder)
   end
 end
 return (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers
@@ -194,16 +205,14 @@ return (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers
  * KEYS: the n lock keys. ARGV[1]: owner token.
  * Returns outcome + 1, outcome as in RELEASE.
  */
-export const GIVE_BACK = lua(`
+export const GIVE_BACK = lua(`${WORSE}
 local outcome = 1
 for i = 1, #KEYS do
   local holder = redis.call('GET', KEYS[i])
   if holder == ARGV[1] then
     redis.call('DEL', KEYS[i])
-  elseif holder then
-    outcome = -1
-  elseif outcome == 1 then
-    outcome = 0
+  else
+    outcome = worse(outcome, holder)
   end
 end
 return outcome + 1
@@ -216,10 +225,11 @@ return outcome + 1
  * Returns 1 if a turn given to the queue was passed on, else 0.
  */
 export const LEAVE_TURNS = publishing(
-  (publish) => `${PASS_TURN}
+  (publish) => `
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 redis.call('LREM', KEYS[2], 0, '*' .. ARGV[1])
 if redis.call('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
+${PASS_TURN}
 redis.call('DEL', KEYS[1])
 local turn = pass_turn(KEYS[1], KEYS[2], ARGV[1])
 if turn then redis.call('${publish}', channel_of(KEYS[2]), turn) end

@@ -1,5 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
-import { LockKeyError, LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
+import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
 import type {
   AcquireAttempt,
   AcquireRequest,
@@ -11,6 +11,8 @@ import type {
   ReleaseReport,
 } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
+import type { RedisLockStoreOptions } from './redis-lock-store-options.interface.js';
+import { ReplicaWait } from './replica-wait.js';
 import { clusterSlot } from './cluster-slot.js';
 import { channelOf, fenceKeyOf, turnsKeyOf } from './key-slots.js';
 import {
@@ -26,52 +28,18 @@ import {
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
 import {
+  ACQUIRED,
+  attemptOf,
+  extendOutcome,
+  releaseOutcome,
+  releaseReply,
+} from './script-replies.js';
+import {
   corkingSender,
   directSender,
   type CommandSender,
   type RedisArg,
 } from './command-sender.js';
-
-/** Ask replicas to acknowledge each acquire before it counts (Redis `WAIT`). */
-export interface ReplicaAcknowledgement {
-  /** How many replicas must have the lock key before the acquire succeeds. */
-  readonly count: number;
-  /** How long to wait for them, in ms. @default 100 */
-  readonly timeout?: number;
-}
-
-export interface RedisLockStoreOptions {
-  /** Close `client` when the store closes. Leave it `false` for a client you manage yourself. @default false */
-  ownsClient?: boolean;
-  /**
-   * Roll back any acquire that fewer than `count` replicas acknowledged within `timeout` (Redis
-   * `WAIT`, on the connection that set the key). This narrows, but does not close, the window
-   * in which a failover loses a lock: WAIT is not consensus. Not available on Redis Cluster.
-   * @default undefined
-   */
-  replicas?: ReplicaAcknowledgement;
-}
-
-const outcome = { 1: 'released', 0: 'expired', [-1]: 'stolen' } as const;
-const ACQUIRED: AcquireAttempt = Object.freeze({ acquired: true });
-
-/** Unpacks RELEASE's integer reply (see its comment). */
-function releaseReply(reply: number) {
-  return {
-    code: ((reply % 4) - 1) as 1 | 0 | -1,
-    succeeded: (reply & 4) !== 0,
-    turned: (reply & 8) !== 0,
-    subscribers: Math.floor(reply / 16),
-  };
-}
-
-/** An acquire script's reply, {1, fences...} or {0, pttl}, as an attempt. */
-function attemptOf(reply: unknown, fencing: boolean): AcquireAttempt {
-  const codes = reply as number[];
-  if (codes[0] !== 1) return { acquired: false, pttl: codes[1] };
-  return fencing ? { acquired: true, fences: codes.slice(1) } : ACQUIRED;
-}
-const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
 
 /**
  * A lock store on one Redis server, a Sentinel-managed master (an ioredis `Redis`) or a Redis
@@ -84,6 +52,7 @@ export class RedisLockStore implements LockStore {
   private readonly cluster: boolean;
   private readonly send: CommandSender;
   private readonly publish: PublishCommand;
+  private readonly replicaWait?: ReplicaWait;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -97,6 +66,7 @@ export class RedisLockStore implements LockStore {
         '"replicas" (WAIT) is not available on Redis Cluster; use it with a single master or Sentinel.',
       );
     }
+    if (options.replicas) this.replicaWait = new ReplicaWait(client as Redis, options.replicas);
     this.notifier = this.cluster
       ? new ReleaseNotifier(
           // The subscriber queues commands until it is connected, whatever the user's client does.
@@ -129,21 +99,15 @@ export class RedisLockStore implements LockStore {
   }
 
   async init(): Promise<void> {
-    if (!this.options.replicas) return;
-    try {
-      await (this.client as Redis).wait(0, 0);
-    } catch (error) {
-      throw new LockOptionsError(
-        `"replicas" needs the Redis WAIT command, which this server refused (${(error as Error).message}). ` +
-          'Managed Redis services often disable it: remove the "replicas" option there.',
-      );
-    }
+    await this.replicaWait?.check();
   }
 
   tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
     const attempt = this.attempt(request);
-    const { replicas } = this.options;
-    return replicas ? attempt.then((won) => this.acknowledged(won, request, replicas)) : attempt;
+    const { replicaWait } = this;
+    if (!replicaWait) return attempt;
+    const { keys, token } = request;
+    return attempt.then((won) => replicaWait.confirm(won, keys, () => this.release(keys, token)));
   }
 
   private attempt(request: AcquireRequest): Promise<AcquireAttempt> {
@@ -168,16 +132,6 @@ export class RedisLockStore implements LockStore {
     const pttl = (await this.send('pttl', [key])) as number;
     // -2: released in between, so try again at once.
     return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
-  }
-
-  /** Rolls a won attempt back unless enough replicas acknowledge it (see `replicas`). */
-  private async acknowledged(
-    attempt: AcquireAttempt,
-    { keys, token }: AcquireRequest,
-    replicas: ReplicaAcknowledgement,
-  ): Promise<AcquireAttempt> {
-    if (attempt.acquired) await this.awaitReplicas(keys, token, replicas);
-    return attempt;
   }
 
   /** A listening queue (`queue` given) is entered in the turn lists of the busy keys. */
@@ -216,7 +170,7 @@ export class RedisLockStore implements LockStore {
     const read = (reply: unknown): ReleaseReport => {
       const { code, subscribers, turned, succeeded } = releaseReply(reply as number);
       return {
-        result: outcome[code],
+        result: releaseOutcome[code],
         waitersElsewhere: turned || (subscribers > 0 && subscribers > this.listenersHere(keys)),
         succeeded,
       };
@@ -284,21 +238,5 @@ export class RedisLockStore implements LockStore {
       else groups.set(slot, [lease]);
     }
     return [...groups.values()];
-  }
-
-  /** WAIT on the connection that set the key; roll the acquire back if too few replicas have it. */
-  private async awaitReplicas(
-    keys: readonly string[],
-    token: string,
-    { count, timeout = 100 }: ReplicaAcknowledgement,
-  ) {
-    const acknowledged = await (this.client as Redis).wait(count, timeout);
-    if (acknowledged >= count) return;
-    await this.release(keys, token);
-    throw new LockStoreError(
-      keys.join(' + '),
-      `only ${acknowledged} of the ${count} required replicas acknowledged the lock within ${timeout} ms, so it was ` +
-        'rolled back. Check the replicas, or lower "replicas.count".',
-    );
   }
 }

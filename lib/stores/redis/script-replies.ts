@@ -1,0 +1,27 @@
+import type { AcquireAttempt } from '../lock-store.interface.js';
+
+// The Redis store's script replies, read into its results.
+
+/** A release's outcome code (see `releaseReply`) as its result. */
+export const releaseOutcome = { 1: 'released', 0: 'expired', [-1]: 'stolen' } as const;
+/** EXTEND's code for one key as its result. */
+export const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
+/** A won attempt without fences: one frozen object serves every uncontended lock. */
+export const ACQUIRED: AcquireAttempt = Object.freeze({ acquired: true });
+
+/** Unpacks RELEASE's integer reply (see its comment). */
+export function releaseReply(reply: number) {
+  return {
+    code: ((reply % 4) - 1) as 1 | 0 | -1,
+    succeeded: (reply & 4) !== 0,
+    turned: (reply & 8) !== 0,
+    subscribers: Math.floor(reply / 16),
+  };
+}
+
+/** An acquire script's reply, {1, fences...} or {0, pttl}, as an attempt. */
+export function attemptOf(reply: unknown, fencing: boolean): AcquireAttempt {
+  const codes = reply as number[];
+  if (codes[0] !== 1) return { acquired: false, pttl: codes[1] };
+  return fencing ? { acquired: true, fences: codes.slice(1) } : ACQUIRED;
+}
