@@ -30,9 +30,9 @@ interface Schedule {
 }
 
 /**
- * One timer for every held lease. It renews auto-renewed leases every ttl/3, batching those
- * that fall due together into one store call, and declares a lease lost when renewal says it
- * is gone or when its local deadline passes (renewal failed, `maxHold`, or no auto-renewal).
+ * One timer for every held lease. It renews auto-renewed leases every ttl/3, in rounds of one
+ * store call each, and declares a lease lost when renewal says it is gone or when its local
+ * deadline passes (renewal failed, `maxHold`, or no auto-renewal).
  */
 export class LeaseWatchdog {
   private readonly leases = new Map<WatchedLease, Schedule>();
@@ -88,15 +88,23 @@ export class LeaseWatchdog {
     this.timer = undefined;
     this.timerAt = Infinity;
     const now = performance.now();
-    const due: WatchedLease[] = [];
+    const renewing: [WatchedLease, Schedule][] = [];
+    let round = Infinity;
     for (const [lease, entry] of this.leases) {
       if (now >= lease.expiresAt) {
         this.leases.delete(lease);
         this.hooks.lost(lease, lossReason(lease, entry, now));
-      } else if (renewable(lease, entry, now) && entry.renewAt <= now + interval(lease) / 2) {
-        due.push(lease);
+      } else if (renewable(lease, entry, now)) {
+        renewing.push([lease, entry]);
+        if (entry.renewAt <= now) round = Math.min(round, interval(lease));
       }
     }
+    // This round renews too every lease that would fall due before the next one: early, at
+    // the price of a PEXPIRE inside the same call, instead of a call of its own. Leases taken
+    // at different times (a burst, or a steady stream) thus share one call per interval.
+    // No lease is due when the timer fired for a deadline alone (round stays Infinity).
+    const horizon = now + (round === Infinity ? 0 : round);
+    const due = renewing.flatMap(([lease, entry]) => (entry.renewAt < horizon ? [lease] : []));
     if (due.length > 0) this.renew(due, now);
     this.schedule();
   }
