@@ -88,25 +88,32 @@ export class LeaseWatchdog {
     this.timer = undefined;
     this.timerAt = Infinity;
     const now = performance.now();
-    const renewing: [WatchedLease, Schedule][] = [];
+    // The shortest interval among the leases due now; none are when the timer fired for a
+    // deadline alone, and then nothing is renewed.
     let round = Infinity;
     for (const [lease, entry] of this.leases) {
       if (now >= lease.expiresAt) {
         this.leases.delete(lease);
         this.hooks.lost(lease, lossReason(lease, entry, now));
-      } else if (renewable(lease, entry, now)) {
-        renewing.push([lease, entry]);
-        if (entry.renewAt <= now) round = Math.min(round, interval(lease));
+      } else if (renewable(lease, entry, now) && entry.renewAt <= now) {
+        round = Math.min(round, interval(lease));
       }
     }
-    // This round renews too every lease that would fall due before the next one: early, at
-    // the price of a PEXPIRE inside the same call, instead of a call of its own. Leases taken
-    // at different times (a burst, or a steady stream) thus share one call per interval.
-    // No lease is due when the timer fired for a deadline alone (round stays Infinity).
-    const horizon = now + (round === Infinity ? 0 : round);
-    const due = renewing.flatMap(([lease, entry]) => (entry.renewAt < horizon ? [lease] : []));
-    if (due.length > 0) this.renew(due, now);
+    if (round < Infinity) this.renew(this.dueBefore(now + round, now), now);
     this.schedule();
+  }
+
+  /**
+   * Every renewable lease that would fall due before `horizon`, the next round: renewed early,
+   * at the price of a PEXPIRE inside this round's call, instead of in a call of its own. Leases
+   * taken at different times (a burst, or a steady stream) thus share one call per interval.
+   */
+  private dueBefore(horizon: number, now: number): WatchedLease[] {
+    const due: WatchedLease[] = [];
+    for (const [lease, entry] of this.leases) {
+      if (renewable(lease, entry, now) && entry.renewAt < horizon) due.push(lease);
+    }
+    return due;
   }
 
   private renew(due: WatchedLease[], sentAt: number): void {
