@@ -120,4 +120,26 @@ describe('listeners on Redlock nodes', () => {
     const left = await Promise.all(inspect.map((node) => scanKeys(node)));
     expect(left).toEqual(inspect.map(() => []));
   });
+
+  it('a waiter that wins on a quorum leaves the list of the node where the key stayed busy', async () => {
+    const [stillBusy] = inspect;
+    await stillBusy.set('lock:c', 'another-owner', 'PX', LONG);
+    const holder = redlockEngine();
+    const waiter = redlockEngine(LONG);
+    const lock = await holder.acquire('c', { ttl: LONG });
+    const waiting = waiter.acquire('c', { wait: WAIT });
+    await waitUntil('the waiter listed on every node', async () => {
+      const lists = await Promise.all(inspect.map((node) => node.llen(turnsKeyOf('lock:c'))));
+      return lists.every((length) => length === 1);
+    });
+
+    await lock.release();
+    const taken = await waiting;
+    // Sent after the leave on each node's connection, so it lands after it.
+    await taken.release();
+
+    expect(await stillBusy.exists(turnsKeyOf('lock:c'))).toBe(0);
+    expect(await stillBusy.get('lock:c')).toBe('another-owner');
+    await stillBusy.del('lock:c');
+  });
 });

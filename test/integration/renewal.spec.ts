@@ -15,6 +15,10 @@ const TTL = 300;
 const RENEW_INTERVAL = TTL / 3;
 // Room for a round trip and timer slack; each test adds the event-loop lag it measured.
 const MARGIN = 60;
+// A lease's end is noticed by a timer alone, with no renewal due before it: on a loaded machine
+// that timer can fire later than the loop lag shows (a CI run saw 148 ms with 87 ms of lag).
+// Still well short of the extra second the test gives the abort before it fails.
+const LEASE_END_MARGIN = 250;
 
 describe('lease renewal', () => {
   const redis = useRedisServer();
@@ -145,7 +149,7 @@ describe('lease renewal', () => {
 
     figure('renewal: autoRenew false, ttl 300 -> abort after (ms)', abortedAt - calledAt);
     expect(abortedAt - calledAt).toBeGreaterThanOrEqual(TTL);
-    expect(abortedAt - calledAt).toBeLessThanOrEqual(TTL + MARGIN + slack);
+    expect(abortedAt - calledAt).toBeLessThanOrEqual(TTL + LEASE_END_MARGIN + slack);
     expect(lock.signal.reason).toMatchObject({ name: 'LockLostError', reason: 'expired' });
     const types = recorder.events.map((event) => event.type);
     expect(types).toContain('expired');

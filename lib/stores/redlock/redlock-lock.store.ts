@@ -67,8 +67,10 @@ export class RedlockLockStore implements LockStore {
     const answers = await askAll(calls, this.timeout(request.ttl), (call) => call);
     const taken = answers.filter((answer) => answer.ok && answer.value.acquired).length;
     const elapsed = performance.now() - startedAt;
-    if (taken >= this.settings.quorum && elapsed < request.ttl - this.drift(request.ttl))
+    if (taken >= this.settings.quorum && elapsed < request.ttl - this.drift(request.ttl)) {
+      this.leaveWhereBusy(request, answers);
       return { acquired: true };
+    }
     // Give back every node that took it or may have (no answer), even after the timeout.
     calls.forEach((call, i) => {
       // Quietly: waking every waiter for a split vote makes them all split again, in step.
@@ -149,6 +151,21 @@ export class RedlockLockStore implements LockStore {
       cancelled = true;
       unsubscribes.splice(0).forEach((unsubscribe) => unsubscribe());
     };
+  }
+
+  /**
+   * A listening queue that won on a quorum is still listed on the nodes where the key was busy
+   * (a release not yet run there); left listed, it would make their next release wake nobody.
+   */
+  private leaveWhereBusy(
+    { keys, queue }: AcquireRequest,
+    answers: NodeAnswer<AcquireAttempt>[],
+  ): void {
+    if (queue === undefined) return;
+    answers.forEach((answer, i) => {
+      if (answer.ok && answer.value.acquired) return;
+      for (const key of keys) this.nodes[i].leaveTurns(key, queue);
+    });
   }
 
   leaveTurns(key: string, queue: string): void {
