@@ -155,7 +155,8 @@ export class RedlockLockStore implements LockStore {
 
   /**
    * A listening queue that won on a quorum is still listed on the nodes where the key was busy
-   * (a release not yet run there); left listed, it would make their next release wake nobody.
+   * (a release not yet run there). Left there, it would cost the next release on those nodes a
+   * publish for a queue that no longer waits, and stay for the list's lifetime.
    */
   private leaveWhereBusy(
     { keys, queue }: AcquireRequest,
