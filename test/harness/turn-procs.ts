@@ -11,7 +11,7 @@ import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { RecordingStore, type StoreRecord } from './recording-store.js';
 import { scanKeys } from './scan-keys.js';
 import { createTestEngine } from './test-engine.js';
-import type { RedisHarness } from './use-redis.js';
+import { useRedisServer, type RedisHarness } from './use-redis.js';
 import { waitUntil } from './wait-until.js';
 
 /** One engine on its own connection: a process of its own, as far as Redis can tell. */
@@ -41,11 +41,17 @@ export interface TurnProcs {
 }
 
 /**
- * Processes (engines on connections of their own, each through a RecordingStore sharing one
- * log) for the tests of a file using `redis`; closed and the database emptied after each test.
- * Call it next to `useRedisServer`, and close `closeAll` in its `beforeStop`.
+ * A Redis server for the tests of a file, and processes on it (engines on connections of their
+ * own, each through a RecordingStore sharing one log), closed before the server stops.
  */
-export function useTurnProcs(redis: RedisHarness): TurnProcs & { closeAll(): Promise<void> } {
+export function useTurnProcsOnRedis(): TurnProcs & { redis: RedisHarness } {
+  const redis = useRedisServer({ beforeStop: () => procs.closeAll() });
+  const procs = useTurnProcs(redis);
+  return { ...procs, redis };
+}
+
+/** The processes of `useTurnProcsOnRedis`: closed and the database emptied after each test. */
+function useTurnProcs(redis: RedisHarness): TurnProcs & { closeAll(): Promise<void> } {
   let procs: Proc[] = [];
   const log: StoreRecord[] = [];
 

@@ -1,7 +1,6 @@
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
 import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
-import { useTurnProcs } from '../harness/turn-procs.js';
-import { useRedisServer } from '../harness/use-redis.js';
+import { useTurnProcsOnRedis } from '../harness/turn-procs.js';
 import { errorOf } from '../harness/wait-until.js';
 
 const KEY = 'hot';
@@ -9,9 +8,7 @@ const FULL_KEY = `lock:${KEY}`;
 const TURNS = turnsKeyOf(FULL_KEY);
 
 describe('leaving the turn list', () => {
-  const redis = useRedisServer({ beforeStop: () => procs.closeAll() });
-  const procs = useTurnProcs(redis);
-  const { proc, settled, leftovers, inLine } = procs;
+  const { redis, proc, settled, leftovers, inLine } = useTurnProcsOnRedis();
 
   it('a waiter whose wait runs out leaves no id behind in the turn list', async () => {
     const holder = proc('holder');

@@ -7,8 +7,7 @@ import {
   sharesWhileAllWait,
   turnViolations,
 } from '../harness/turn-order.js';
-import { useTurnProcs, type Proc } from '../harness/turn-procs.js';
-import { useRedisServer } from '../harness/use-redis.js';
+import { useTurnProcsOnRedis, type Proc } from '../harness/turn-procs.js';
 
 const KEY = 'hot';
 const FULL_KEY = `lock:${KEY}`;
@@ -21,9 +20,7 @@ async function evalshaCalls(client: Redis): Promise<number> {
 }
 
 describe('turns of processes on one hot key', () => {
-  const redis = useRedisServer({ beforeStop: () => procs.closeAll() });
-  const procs = useTurnProcs(redis);
-  const { log, proc, settled, leftovers, inLine } = procs;
+  const { redis, log, proc, settled, leftovers, inLine } = useTurnProcsOnRedis();
 
   it('3 processes × 4 workers: no overlap, leases of at most localHandoffs + 1 sections, turns go around', async () => {
     const N = 30;
