@@ -1,5 +1,5 @@
 /**
- * Where the time of an uncontended lock goes at C = 1, layer by layer, on real Redis: the
+ * Where the time of an uncontended lock goes at C = 1 (or `--c N`), layer by layer, on real Redis: the
  * library (`LockService`), its Redis store alone (the same commands, no engine), redis-semaphore,
  * raw as in the bench (a `randomUUID` token), and raw with a `randomBytes(16)` token. The
  * contenders take turns in blocks of 300 cycles, so the machine's swings fall on all of them
@@ -15,8 +15,10 @@ import { connect, quit } from '../contenders/connect.js';
 import { createContender, type Contender } from '../contenders/index.js';
 import { openRedisTarget } from '../redis-target.js';
 
+/** Concurrent callers: `--c 8` (default 1). */
+const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 1) || 1;
 const BLOCK = 300;
-const ROUNDS = 150;
+const ROUNDS = Number(process.env.ROUNDS ?? 150);
 const TTL = 30_000;
 const COMPARE_AND_DELETE =
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
@@ -72,18 +74,22 @@ for (let round = -5; round < ROUNDS; round++) {
     const at = (round + 5 + step) % contenders.length;
     const contender = contenders[at];
     const startedAt = performance.now();
-    for (let i = 0; i < BLOCK; i++) {
-      const held = await contender.acquire(`layers:${serial++}`, { ttl: TTL, wait: 10_000 });
-      await held!.release();
-    }
+    const caller = async (): Promise<void> => {
+      for (let i = 0; i < BLOCK; i++) {
+        const held = await contender.acquire(`layers:${serial++}`, { ttl: TTL, wait: 10_000 });
+        await held!.release();
+      }
+    };
+    await Promise.all(Array.from({ length: CALLERS }, caller));
     if (round >= 0) blockMs[at].push(performance.now() - startedAt);
   }
 }
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1];
+console.log(`C = ${CALLERS}`);
 console.log(`${'contender'.padEnd(18)} ${'µs per cycle'.padStart(12)} ${'× raw'.padStart(7)}`);
 for (const [at, { name }] of contenders.entries()) {
   const ratio = median(blockMs[at].map((ms, round) => blockMs[rawAt][round] / ms));
-  const cycle = (median(blockMs[at]) / BLOCK) * 1000;
+  const cycle = (median(blockMs[at]) / (BLOCK * CALLERS)) * 1000;
   console.log(
     `${name.padEnd(18)} ${cycle.toFixed(1).padStart(12)} ${ratio.toFixed(3).padStart(7)}`,
   );

@@ -3,7 +3,7 @@ import type { LockStore } from '../stores/lock-store.interface.js';
 import { LockStoreError } from '../errors/lock.errors.js';
 import { LockEventBus, type LockEvent } from './lock.events.js';
 import { CallDeadlines } from './call-deadlines.js';
-import { callStore, type StoreCallFailure } from './store-call.js';
+import { callStore, type CallHooks, type StoreCallFailure } from './store-call.js';
 
 export interface LockEngineConfig {
   readonly store: LockStore;
@@ -38,17 +38,16 @@ export class EngineContext {
   }
 
   /**
-   * A store call bounded by `storeTimeout`, counted from `sentAt`; failures become
-   * `LockStoreError` and an event.
+   * A store call bounded by `storeTimeout`, counted from `hooks.sentAt`; failures become
+   * `LockStoreError` and an event. `hooks.map` runs in the step the answer arrives.
    */
-  storeCall<T>(
+  storeCall<T, R = T>(
     operation: Promise<T>,
     key: string | undefined,
     what: StoreOperation,
-    late?: (result: T) => void,
-    sentAt?: number,
-  ): Promise<T> {
-    return callStore(operation, key, what, this.deadlines, late, this.reportFailure, sentAt);
+    hooks?: CallHooks<T, R>,
+  ): Promise<R> {
+    return callStore(operation, key, what, this.deadlines, hooks, this.reportFailure);
   }
 
   /** Made once: every store call reports its failure through it. */

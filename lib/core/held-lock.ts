@@ -2,26 +2,14 @@ import { LockLostError, type LockLossReason } from '../errors/lock.errors.js';
 import type { ReleaseResult } from '../stores/lock-store.interface.js';
 import type { WatchedLease } from './lease-watchdog.js';
 import type { Lock } from './lock.interface.js';
+import type { LockRequest } from './lock-request.js';
+import type { WaitQueue } from './wait-queue.js';
+import type { Grant } from './wait-queue.interface.js';
 
 /** What a held lock asks of the engine that created it. */
 export interface LeaseKeeper {
   releaseLease(lock: HeldLock): Promise<ReleaseResult>;
   extendLease(lock: HeldLock, ttl: number): Promise<void>;
-}
-
-export interface LeaseTerms {
-  /** When the lock was granted (`performance.now()`). */
-  readonly acquiredAt: number;
-  readonly key: string;
-  readonly keys: readonly string[];
-  readonly fullKeys: readonly string[];
-  readonly token: string;
-  readonly fences?: readonly number[];
-  readonly ttl: number;
-  readonly autoRenew: boolean;
-  /** Local deadline of the first lease. */
-  readonly expiresAt: number;
-  readonly holdUntil: number;
 }
 
 /** A lock this process holds in the store. */
@@ -35,8 +23,10 @@ export class HeldLock implements Lock, WatchedLease {
   readonly holdUntil: number;
   /** The store's keys (prefix applied). */
   readonly fullKeys: readonly string[];
+  /** When the winning attempt was sent (`performance.now()`): the lease's start. */
   readonly acquiredAt: number;
   expiresAt: number;
+  watch?: WatchedLease['watch'];
   private state: 'held' | 'released' | 'lost' = 'held';
   private releasing?: Promise<ReleaseResult>;
   /** Made on first use of `signal`: most locks are released without anyone listening. */
@@ -45,18 +35,21 @@ export class HeldLock implements Lock, WatchedLease {
 
   constructor(
     private readonly keeper: LeaseKeeper,
-    terms: LeaseTerms,
+    /** The local queue of the lock's keys, which counts this lock as a holder. */
+    readonly queue: WaitQueue,
+    { label, names, fullKeys, options }: LockRequest,
+    grant: Grant,
   ) {
-    this.acquiredAt = terms.acquiredAt;
-    this.key = terms.key;
-    this.keys = terms.keys;
-    this.fullKeys = terms.fullKeys;
-    this.token = terms.token;
-    this.fences = terms.fences;
-    this.ttl = terms.ttl;
-    this.autoRenew = terms.autoRenew;
-    this.holdUntil = terms.holdUntil;
-    this.expiresAt = Math.min(terms.expiresAt, terms.holdUntil);
+    this.acquiredAt = grant.startedAt;
+    this.key = label;
+    this.keys = names;
+    this.fullKeys = fullKeys;
+    this.token = grant.token;
+    this.fences = grant.fences;
+    this.ttl = options.ttl;
+    this.autoRenew = options.autoRenew;
+    this.holdUntil = options.maxHold === undefined ? Infinity : grant.startedAt + options.maxHold;
+    this.expiresAt = Math.min(grant.expiresAt, this.holdUntil);
   }
 
   get fence(): number | undefined {
@@ -77,6 +70,11 @@ export class HeldLock implements Lock, WatchedLease {
 
   get lost(): boolean {
     return this.state === 'lost';
+  }
+
+  /** Released or lost: the engine no longer counts it. */
+  get ended(): boolean {
+    return this.state !== 'held';
   }
 
   remainingTime(): number {

@@ -12,6 +12,8 @@ export interface WatchedLease {
   expiresAt: number;
   /** Renewal stops here (`maxHold`). */
   readonly holdUntil: number;
+  /** Set by the watchdog while it watches the lease (no map to look the lease up in). */
+  watch?: WatchEntry;
 }
 
 export interface WatchdogHooks {
@@ -23,7 +25,10 @@ export interface WatchdogHooks {
   drift(ttl: number): number;
 }
 
-interface Schedule {
+/** A watched lease's renewal schedule, and its place in the watchdog's list. */
+interface WatchEntry {
+  readonly lease: WatchedLease;
+  slot: number;
   renewAt: number;
   renewing: boolean;
   unreachable: boolean;
@@ -34,20 +39,29 @@ interface Schedule {
  * store call each, and declares a lease lost when renewal says it is gone or when its local
  * deadline passes (renewal failed, `maxHold`, or no auto-renewal).
  */
-export class LeaseWatchdog {
-  private readonly leases = new Map<WatchedLease, Schedule>();
+export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
+  /**
+   * In no order: a lease leaves by swapping the last entry into its slot. A map would have to
+   * hash every new lease, which costs more than the rest of watching it.
+   */
+  private readonly entries: WatchEntry[] = [];
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
 
   constructor(private readonly hooks: WatchdogHooks) {}
 
   get size(): number {
-    return this.leases.size;
+    return this.entries.length;
   }
 
-  add(lease: WatchedLease, now = performance.now()): void {
+  /** Every lease watched now. */
+  leases(): L[] {
+    return this.entries.map((entry) => entry.lease as L);
+  }
+
+  add(lease: L, now = performance.now()): void {
     const renewAt = now + interval(lease);
-    this.leases.set(lease, { renewAt, renewing: false, unreachable: false });
+    this.place(lease, renewAt, false);
     this.arm(lease.autoRenew ? Math.min(renewAt, lease.expiresAt) : lease.expiresAt);
   }
 
@@ -55,17 +69,17 @@ export class LeaseWatchdog {
    * Watches `to` in place of `from`, the same lease in the store under a new holder, on the
    * same renewal schedule: no timer work, as this is the hot path of a local hand-off.
    */
-  transfer(from: WatchedLease, to: WatchedLease): void {
-    const entry = this.leases.get(from);
+  transfer(from: WatchedLease, to: L): void {
+    const entry = from.watch;
     if (!entry) return this.add(to);
-    this.leases.delete(from);
+    this.delete(from);
     // A renewal in flight answers for `from`; `to` keeps the deadline it inherited meanwhile.
-    this.leases.set(to, { ...entry, renewing: false });
+    this.place(to, entry.renewAt, entry.unreachable);
   }
 
   /** Re-arms a lease renewed outside the watchdog (a manual `extend`). */
-  touch(lease: WatchedLease): void {
-    const entry = this.leases.get(lease);
+  touch(lease: L): void {
+    const entry = lease.watch;
     if (!entry) return;
     entry.renewAt = performance.now() + interval(lease);
     this.arm(Math.min(entry.renewAt, lease.expiresAt));
@@ -76,12 +90,25 @@ export class LeaseWatchdog {
    * and released one after another (one at a time) would otherwise set and clear a timer each.
    */
   delete(lease: WatchedLease): void {
-    this.leases.delete(lease);
+    const entry = lease.watch;
+    if (!entry) return;
+    lease.watch = undefined;
+    const last = this.entries.pop()!;
+    if (last === entry) return;
+    this.entries[entry.slot] = last;
+    last.slot = entry.slot;
   }
 
   stop(): void {
-    this.leases.clear();
+    for (const entry of this.entries) entry.lease.watch = undefined;
+    this.entries.length = 0;
     this.stopTimer();
+  }
+
+  private place(lease: WatchedLease, renewAt: number, unreachable: boolean): void {
+    const slot = this.entries.length;
+    lease.watch = { lease, slot, renewAt, renewing: false, unreachable };
+    this.entries.push(lease.watch);
   }
 
   private tick(): void {
@@ -91,9 +118,13 @@ export class LeaseWatchdog {
     // The shortest interval among the leases due now; none are when the timer fired for a
     // deadline alone, and then nothing is renewed.
     let round = Infinity;
-    for (const [lease, entry] of this.leases) {
+    // From the end: a lease that leaves swaps in the last entry, which was already seen.
+    for (let slot = this.entries.length - 1; slot >= 0; slot--) {
+      const entry = this.entries[slot];
+      if (!entry) continue;
+      const { lease } = entry;
       if (now >= lease.expiresAt) {
-        this.leases.delete(lease);
+        this.delete(lease);
         this.hooks.lost(lease, lossReason(lease, entry, now));
       } else if (renewable(lease, entry, now) && entry.renewAt <= now) {
         round = Math.min(round, interval(lease));
@@ -110,8 +141,8 @@ export class LeaseWatchdog {
    */
   private dueBefore(horizon: number, now: number): WatchedLease[] {
     const due: WatchedLease[] = [];
-    for (const [lease, entry] of this.leases) {
-      if (renewable(lease, entry, now) && entry.renewAt < horizon) due.push(lease);
+    for (const entry of this.entries) {
+      if (renewable(entry.lease, entry, now) && entry.renewAt < horizon) due.push(entry.lease);
     }
     return due;
   }
@@ -122,7 +153,7 @@ export class LeaseWatchdog {
       token: lease.token,
       ttl: renewalTtl(lease, sentAt),
     }));
-    for (const lease of due) this.leases.get(lease)!.renewing = true;
+    for (const lease of due) lease.watch!.renewing = true;
     this.hooks
       .extend(requests)
       .then(
@@ -137,11 +168,11 @@ export class LeaseWatchdog {
   }
 
   private settle(lease: WatchedLease, ttl: number, sentAt: number, result: ExtendResult): void {
-    const entry = this.leases.get(lease);
+    const entry = lease.watch;
     if (!entry) return;
     entry.renewing = false;
     if (result !== 'extended') {
-      this.leases.delete(lease);
+      this.delete(lease);
       this.hooks.lost(lease, result);
       return;
     }
@@ -152,7 +183,7 @@ export class LeaseWatchdog {
   }
 
   private retrySoon(lease: WatchedLease): void {
-    const entry = this.leases.get(lease);
+    const entry = lease.watch;
     if (!entry) return;
     entry.renewing = false;
     entry.unreachable = true;
@@ -163,7 +194,8 @@ export class LeaseWatchdog {
   private schedule(): void {
     let next = Infinity;
     const now = performance.now();
-    for (const [lease, entry] of this.leases) {
+    for (const entry of this.entries) {
+      const { lease } = entry;
       const at = renewable(lease, entry, now)
         ? Math.min(entry.renewAt, lease.expiresAt)
         : lease.expiresAt;
@@ -193,7 +225,7 @@ function interval(lease: WatchedLease): number {
   return lease.ttl / 3;
 }
 
-function renewable(lease: WatchedLease, entry: Schedule, now: number): boolean {
+function renewable(lease: WatchedLease, entry: WatchEntry, now: number): boolean {
   return lease.autoRenew && !entry.renewing && now < lease.holdUntil;
 }
 
@@ -201,7 +233,7 @@ function renewalTtl(lease: WatchedLease, now: number): number {
   return Math.max(1, Math.min(lease.ttl, Math.ceil(lease.holdUntil - now)));
 }
 
-function lossReason(lease: WatchedLease, entry: Schedule, now: number): LockLossReason {
+function lossReason(lease: WatchedLease, entry: WatchEntry, now: number): LockLossReason {
   // A renewal still unanswered at the deadline is an unreachable store, not a vanished key.
   if (entry.unreachable || entry.renewing) return 'unreachable';
   if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';

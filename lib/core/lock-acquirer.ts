@@ -59,19 +59,29 @@ export class LockAcquirer {
 
   /**
    * One attempt outside the queue (nobody here holds or waits); a busy key then queues. The
-   * attempt is sent first: the bookkeeping after it overlaps the round trip.
+   * attempt is sent first: the bookkeeping after it overlaps the round trip. Its answer
+   * becomes the caller's lock in the step it arrives.
    */
-  private async tryFirst(request: LockRequest, existing: WaitQueue | undefined): Promise<Lock> {
-    const attempt = this.attempt(request, undefined, request.startedAt);
-    const queue = existing ?? this.createQueue(request);
+  private tryFirst(request: LockRequest, existing: WaitQueue | undefined): Promise<Lock> {
+    // Assigned before any answer can arrive: answers come in a later tick.
+    let queue: WaitQueue;
+    const lock = this.attempt(
+      request,
+      undefined,
+      request.startedAt,
+      (outcome) => this.afterFirstAttempt(request, queue, outcome),
+      () => queue.endOutsideAttempt(false),
+    );
+    queue = existing ?? this.createQueue(request);
     queue.beginOutsideAttempt(request.startedAt);
-    let outcome: AttemptOutcome;
-    try {
-      outcome = await attempt;
-    } catch (error) {
-      queue.endOutsideAttempt(false);
-      throw error;
-    }
+    return lock;
+  }
+
+  private afterFirstAttempt(
+    request: LockRequest,
+    queue: WaitQueue,
+    outcome: AttemptOutcome,
+  ): Lock | Promise<Lock> {
     if ('grant' in outcome) {
       queue.endOutsideAttempt(true);
       return this.leases.hold(request, queue, outcome.grant);
@@ -115,7 +125,7 @@ export class LockAcquirer {
         settled: false,
         canInherit: (grant) => canInherit(request, grant),
         successorTtl: request.options.fencing ? undefined : leaseTtlOf(request),
-        attempt: (queueId) => this.attempt(request, queueId),
+        attempt: (queueId) => this.attempt(request, queueId, performance.now(), sameOutcome),
         deliver: (grant) => {
           finish();
           try {
@@ -141,41 +151,40 @@ export class LockAcquirer {
   }
 
   /**
-   * Not async: one promise per attempt, on the path of every lock. `startedAt` may be a little
-   * early (the request's start, for the first attempt), which only shortens the lease counted.
+   * Sends one attempt; `then` reads its outcome in the step the answer arrives (one promise per
+   * attempt, on the path of every lock). `startedAt` may be a little early (the request's start,
+   * for the first attempt), which only shortens the lease counted. `failed` hears of a failure
+   * before the caller does.
    */
-  private attempt(
+  private attempt<R>(
     request: LockRequest,
-    queue?: string,
-    startedAt = performance.now(),
-  ): Promise<AttemptOutcome> {
+    queue: string | undefined,
+    startedAt: number,
+    then: (outcome: AttemptOutcome) => R | Promise<R>,
+    failed?: () => void,
+  ): Promise<R> {
     const { context } = this;
     const { ttl, fencing } = request.options;
     const token = newLockToken();
     const lease = { keys: request.fullKeys, token, ttl: leaseTtlOf(request), fencing, queue };
     this.inFlight++;
-    const result = context.storeCall(
-      tryAcquire(context.store, lease),
-      request.label,
-      'acquire',
-      (late) => late.acquired && context.giveBack(request.fullKeys, token),
-      startedAt,
-    );
-    return result.then(
-      (attempt): AttemptOutcome => {
+    return context.storeCall(tryAcquire(context.store, lease), request.label, 'acquire', {
+      sentAt: startedAt,
+      map: (attempt) => {
         this.attemptSettled();
         if (!attempt.acquired) {
           if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
-          return { pttl: attempt.pttl };
+          return then({ pttl: attempt.pttl });
         }
         const expiresAt = startedAt + ttl - context.drift(ttl);
-        return { grant: { token, fences: attempt.fences, startedAt, expiresAt } };
+        return then({ grant: { token, fences: attempt.fences, startedAt, expiresAt } });
       },
-      (error: unknown) => {
+      failed: () => {
         this.attemptSettled();
-        throw error;
+        failed?.();
       },
-    );
+      late: (late) => late.acquired && context.giveBack(request.fullKeys, token),
+    });
   }
 
   private createQueue({ fullKeys, label }: LockRequest): WaitQueue {
@@ -207,12 +216,9 @@ export class LockAcquirer {
     const results = await Promise.allSettled(
       queue.keys.map((key) =>
         // A subscription confirmed after the timeout must still be undone, or it leaks.
-        context.storeCall(
-          context.store.subscribe(key, onRelease),
-          queue.label,
-          'subscribe',
-          (late) => late(),
-        ),
+        context.storeCall(context.store.subscribe(key, onRelease), queue.label, 'subscribe', {
+          late: (late) => late(),
+        }),
       ),
     );
     const unsubscribes = results.flatMap((result) =>
@@ -261,6 +267,8 @@ function tryAcquire(store: LockStore, lease: AcquireRequest): Promise<AcquireAtt
     return Promise.reject(error);
   }
 }
+
+const sameOutcome = (outcome: AttemptOutcome): AttemptOutcome => outcome;
 
 /** One queue per set of keys (in the caller's order) and per engine. */
 function queueKey(fullKeys: readonly string[]): string {

@@ -32,6 +32,11 @@ export function findHeldLock(owner: object, fullKeys: readonly string[]): Lock |
   return undefined;
 }
 
+/** True when the current call chain holds some lock (of any owner): most acquires run outside. */
+export function insideHeldLock(): boolean {
+  return storage.getStore() !== undefined;
+}
+
 /** The innermost lock held by the current call chain (set by `withLock` and `@DistributedLock`). */
 export function currentLock(): Lock | undefined {
   return storage.getStore()?.lock;
@@ -40,8 +45,6 @@ export function currentLock(): Lock | undefined {
 /** How many of `fullKeys` locks of `owner` held by the current async context cover. */
 export function countHeldKeys(owner: object, fullKeys: readonly string[]): number {
   let frame = storage.getStore();
-  // Most acquires run outside any lock: nothing to collect.
-  if (!frame) return 0;
   const held = new Set<string>();
   for (; frame; frame = frame.parent) {
     if (frame.owner === owner && frame.lock.isHeld) frame.fullKeys.forEach((key) => held.add(key));

@@ -2,7 +2,7 @@ import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
 import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
 import { LockAcquirer } from './lock-acquirer.js';
-import { countHeldKeys, findHeldLock, runHoldingLock } from './lock-context.js';
+import { countHeldKeys, findHeldLock, insideHeldLock, runHoldingLock } from './lock-context.js';
 import type { LockEvent } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
 import { LockLeases } from './lock-leases.js';
@@ -35,12 +35,8 @@ export class LockEngine {
   }
 
   /** @internal Bookkeeping sizes, for leak checks in tests. */
-  stats(): { queues: number; held: number; watched: number } {
-    return {
-      queues: this.acquirer.queueCount,
-      held: this.leases.size,
-      watched: this.leases.watched,
-    };
+  stats(): { queues: number; held: number } {
+    return { queues: this.acquirer.queueCount, held: this.leases.size };
   }
 
   // Not async: every await between a release and the next holder's code delays the hand-off.
@@ -97,6 +93,7 @@ export class LockEngine {
 
   /** Takes a validated request; returns a nested handle when the call chain holds the keys. */
   acquireRequest(request: LockRequest): Promise<Lock> {
+    if (!insideHeldLock()) return this.acquirer.take(request);
     const outer = findHeldLock(this, request.fullKeys);
     if (outer) return Promise.resolve(new NestedLock(outer));
     const overlap = countHeldKeys(this, request.fullKeys);

@@ -11,7 +11,14 @@ const controlCharacter = /\p{Cc}/u;
  * different names would share one Redis key).
  */
 export function hasControlCharacter(text: string): boolean {
-  return controlCharacter.test(text) || !text.isWellFormed();
+  // Most keys are short and plain: one pass over the code units settles them.
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x20 || (unit >= 0x7f && unit <= 0x9f) || (unit >= 0xd800 && unit <= 0xdfff)) {
+      return controlCharacter.test(text) || !text.isWellFormed();
+    }
+  }
+  return false;
 }
 
 /** Checks a key name, or a list of them for a multi-key lock, before anything reaches Redis. */

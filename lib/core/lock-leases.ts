@@ -1,5 +1,5 @@
 import { LockLostError, type LockLossReason } from '../errors/lock.errors.js';
-import type { ReleaseReport, ReleaseResult } from '../stores/lock-store.interface.js';
+import type { ReleaseResult } from '../stores/lock-store.interface.js';
 import { shutDown, type EngineContext } from './engine-context.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
@@ -9,13 +9,17 @@ import { newLockToken } from './lock-token.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Grant } from './wait-queue.interface.js';
 
-/** The locks this engine holds: granting, renewing, releasing and losing them. */
+const RELEASED = Promise.resolve<ReleaseResult>('released');
+
+/**
+ * The locks this engine holds: granting, renewing, releasing and losing them. The watchdog
+ * watches every held lock, so its list is the list of held locks.
+ */
 export class LockLeases implements LeaseKeeper {
-  private readonly held = new Map<HeldLock, WaitQueue>();
-  private readonly watchdog: LeaseWatchdog;
+  private readonly watchdog: LeaseWatchdog<HeldLock>;
 
   constructor(private readonly context: EngineContext) {
-    this.watchdog = new LeaseWatchdog({
+    this.watchdog = new LeaseWatchdog<HeldLock>({
       extend: (leases) => context.storeCall(context.store.extend(leases), undefined, 'extend'),
       renewed: (lease, ttl) => context.emit({ type: 'renewed', key: (lease as HeldLock).key, ttl }),
       lost: (lease, reason) => this.lose(lease as HeldLock, reason),
@@ -25,10 +29,6 @@ export class LockLeases implements LeaseKeeper {
   }
 
   get size(): number {
-    return this.held.size;
-  }
-
-  get watched(): number {
     return this.watchdog.size;
   }
 
@@ -41,24 +41,11 @@ export class LockLeases implements LeaseKeeper {
       this.context.giveBack(request.fullKeys, grant.token);
       throw shutDown(request.label);
     }
-    const now = performance.now();
-    const lock = new HeldLock(this, {
-      acquiredAt: now,
-      key: request.label,
-      keys: request.names,
-      fullKeys: request.fullKeys,
-      token: grant.token,
-      fences: grant.fences,
-      ttl: options.ttl,
-      autoRenew: options.autoRenew,
-      expiresAt: grant.expiresAt,
-      holdUntil: options.maxHold === undefined ? Infinity : grant.startedAt + options.maxHold,
-    });
-    this.held.set(lock, queue);
+    const lock = new HeldLock(this, queue, request, grant);
     if (grant.from) this.watchdog.transfer(grant.from, lock);
-    else this.watchdog.add(lock, now);
+    else this.watchdog.add(lock, grant.startedAt);
     if (this.context.bus.listening) {
-      const waited = now - request.startedAt;
+      const waited = performance.now() - request.startedAt;
       this.context.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });
     }
     if (options.signal?.aborted) {
@@ -68,41 +55,53 @@ export class LockLeases implements LeaseKeeper {
     return lock;
   }
 
-  async releaseLease(lock: HeldLock): Promise<ReleaseResult> {
-    const { context } = this;
-    const queue = this.held.get(lock);
+  /** Not async where it can be: each await between the store's answer and the caller is a tick. */
+  releaseLease(lock: HeldLock): Promise<ReleaseResult> {
+    const queue = lock.ended ? undefined : lock.queue;
+    if (this.passOn(lock, queue)) return RELEASED;
+    if (queue?.handingOn && !queue.waiting) return this.releaseAfterATick(lock, queue);
+    return this.releaseInStore(lock, queue);
+  }
+
+  /**
+   * A key hot in this process: the next request for it is often a tick away (the caller that
+   * just handed it on, looping). Give it that tick before giving the key up.
+   */
+  private async releaseAfterATick(lock: HeldLock, queue: WaitQueue): Promise<ReleaseResult> {
+    await new Promise((resolve) => setImmediate(resolve));
     if (this.passOn(lock, queue)) return 'released';
-    if (queue?.handingOn && !queue.waiting) {
-      // A key hot in this process: the next request for it is often a tick away (the caller
-      // that just handed it on, looping). Give it that tick before giving the key up.
-      await new Promise((resolve) => setImmediate(resolve));
-      if (this.passOn(lock, queue)) return 'released';
-    }
+    return this.releaseInStore(lock, queue);
+  }
+
+  private releaseInStore(lock: HeldLock, queue: WaitQueue | undefined): Promise<ReleaseResult> {
+    const { context } = this;
     // Still wanted here: keep this process's place in line if the lock goes to another.
     const requeue = queue?.waiting ? queue.id : undefined;
     const heir = lock.fullKeys.length === 1 ? queue?.heir() : undefined;
     const successor = heir && { token: newLockToken(), ttl: heir.successorTtl! };
-    const sentAt = performance.now();
-    const pending = context.storeCall(
-      context.store.release(lock.fullKeys, lock.token, { requeue, successor }),
+    // A successor's lease counts from before the send; a deadline may count from just after.
+    const sentAt = heir ? performance.now() : undefined;
+    const options = requeue === undefined && !successor ? undefined : { requeue, successor };
+    const released = context.storeCall(
+      context.store.release(lock.fullKeys, lock.token, options),
       lock.key,
       'release',
-      (late) => late.succeeded && context.giveBack(lock.fullKeys, successor!.token),
-      sentAt,
+      {
+        sentAt,
+        map: (report) => {
+          queue?.noteRelease(report.waitersElsewhere, requeue !== undefined);
+          this.emitReleased(lock, report.result);
+          if (heir) {
+            queue!.heirAnswered(heir, report.succeeded ? this.grantOf(successor!, sentAt!) : undefined);
+          }
+          return report.result;
+        },
+        failed: () => heir && queue!.heirAnswered(heir, undefined),
+        late: (late) => late.succeeded && context.giveBack(lock.fullKeys, successor!.token),
+      },
     );
     if (lock.markReleased()) this.forget(lock, 'released');
-    let report: ReleaseReport;
-    try {
-      report = await pending;
-    } catch (error) {
-      if (heir) queue!.heirAnswered(heir, undefined);
-      throw error;
-    }
-    queue?.noteRelease(report.waitersElsewhere, requeue !== undefined);
-    this.emitReleased(lock, report.result);
-    if (heir)
-      queue!.heirAnswered(heir, report.succeeded ? this.grantOf(successor!, sentAt) : undefined);
-    return report.result;
+    return released;
   }
 
   /** The lease a release set for the next waiter here, dated from when the release was sent. */
@@ -121,7 +120,6 @@ export class LockLeases implements LeaseKeeper {
     const next = queue.localTaker(grant);
     if (!next || !lock.markReleased()) return false;
     // The watchdog entry moves to the new holder in `hold`.
-    this.held.delete(lock);
     this.emitReleased(lock, 'released');
     queue.passTo(next, grant);
     return true;
@@ -150,8 +148,9 @@ export class LockLeases implements LeaseKeeper {
 
   /** Stops renewal and releases every lock still held (shutdown). */
   async releaseAll(): Promise<void> {
+    const held = this.watchdog.leases();
     this.watchdog.stop();
-    await Promise.allSettled([...this.held.keys()].map((lock) => lock.release()));
+    await Promise.allSettled(held.map((lock) => lock.release()));
   }
 
   private lose(lock: HeldLock, reason: LockLossReason): void {
@@ -168,9 +167,7 @@ export class LockLeases implements LeaseKeeper {
   }
 
   private forget(lock: HeldLock, how: 'released' | 'lost'): void {
-    const queue = this.held.get(lock);
-    this.held.delete(lock);
     this.watchdog.delete(lock);
-    queue?.holderLeft(how === 'released');
+    lock.queue.holderLeft(how === 'released');
   }
 }

@@ -10,7 +10,7 @@ export const DEFAULT_LOCK_OPTIONS: ResolvedLockOptions = Object.freeze({
   fencing: false,
 });
 
-const knownOptions = new Set<string>(['ttl', 'wait', 'autoRenew', 'maxHold', 'fencing', 'signal']);
+const knownOptions = ['ttl', 'wait', 'autoRenew', 'maxHold', 'fencing', 'signal'];
 const noExtraNames: ReadonlySet<string> = new Set();
 
 /**
@@ -29,8 +29,9 @@ export function validateLockOptions(
     );
   }
   const record = options as Record<string, unknown>;
-  for (const name of Object.keys(record)) {
-    if (!knownOptions.has(name) && !extraNames.has(name)) {
+  for (const name in record) {
+    if (!Object.hasOwn(record, name)) continue;
+    if (!isLockOption(name) && !extraNames.has(name)) {
       const known = [...knownOptions, ...extraNames].join(', ');
       throw new LockOptionsError(
         `${where}: unknown lock option "${name}". Known options: ${known}.`,
@@ -55,6 +56,21 @@ export function validateLockOptions(
     throw new LockOptionsError(
       `${where}: "signal" must be an AbortSignal, got ${describe(signal)}.`,
     );
+  }
+}
+
+/** A switch, not a set lookup: this runs for every option of every acquire. */
+function isLockOption(name: string): boolean {
+  switch (name) {
+    case 'ttl':
+    case 'wait':
+    case 'autoRenew':
+    case 'maxHold':
+    case 'fencing':
+    case 'signal':
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -18,14 +18,13 @@ export function directSender(client: Redis | Cluster): CommandSender {
 }
 
 /**
- * Sends a lone command at once; but while other commands of this store await their replies
- * (many locks at once), the socket holds the bytes (`cork`) until `batch` commands are waiting
- * or the promise callbacks of this tick have run, so they leave in one write system call
- * instead of one each. Order on the connection is unchanged.
+ * Sends a lone command at once; but while other commands on this connection await their
+ * replies (many locks at once), the socket holds the bytes (`cork`) until `batch` commands are
+ * waiting or the promise callbacks of this tick have run, so they leave in one write system
+ * call instead of one each. Order on the connection is unchanged. ioredis's `commandQueue`
+ * holds the commands written and not yet answered: reading it costs nothing per command.
  */
 export function corkingSender(client: Redis, batch = CORK_BATCH): CommandSender {
-  let awaiting = 0;
-  const settled = (): void => void awaiting--;
   /** The socket now corked (captured: a reconnect mid-tick brings a new one), if any. */
   let corked: Redis['stream'] | undefined;
   let batched = 0;
@@ -40,7 +39,7 @@ export function corkingSender(client: Redis, batch = CORK_BATCH): CommandSender 
   };
   return (command, args) => {
     if (corked && ++batched > batch) uncork();
-    if (!corked && awaiting > 0 && client.status === 'ready') {
+    if (!corked && client.commandQueue.length > 0 && client.status === 'ready') {
       corked = client.stream;
       corked.cork();
       batched = 1;
@@ -49,9 +48,6 @@ export function corkingSender(client: Redis, batch = CORK_BATCH): CommandSender 
         process.nextTick(endOfTick);
       }
     }
-    awaiting++;
-    const reply = client.call(command, ...args);
-    reply.then(settled, settled);
-    return reply;
+    return client.call(command, ...args);
   };
 }

@@ -31,8 +31,7 @@ import {
   ACQUIRED,
   attemptOf,
   extendOutcome,
-  releaseOutcome,
-  releaseReply,
+  releaseReport,
 } from './script-replies.js';
 import {
   corkingSender,
@@ -40,6 +39,8 @@ import {
   type CommandSender,
   type RedisArg,
 } from './command-sender.js';
+
+const NO_RELEASE_OPTIONS: ReleaseOptions = Object.freeze({});
 
 /**
  * A lock store on one Redis server, a Sentinel-managed master (an ioredis `Redis`) or a Redis
@@ -165,16 +166,10 @@ export class RedisLockStore implements LockStore {
   release(
     keys: readonly string[],
     token: string,
-    { quiet = false, requeue = '', successor }: ReleaseOptions = {},
+    { quiet = false, requeue = '', successor }: ReleaseOptions = NO_RELEASE_OPTIONS,
   ): Promise<ReleaseReport> {
-    const read = (reply: unknown): ReleaseReport => {
-      const { code, subscribers, turned, succeeded } = releaseReply(reply as number);
-      return {
-        result: releaseOutcome[code],
-        waitersElsewhere: turned || (subscribers > 0 && subscribers > this.listenersHere(keys)),
-        succeeded,
-      };
-    };
+    const read = (reply: unknown): ReleaseReport =>
+      releaseReport(reply as number, (subscribers) => subscribers > this.listenersHere(keys));
     if (quiet) return runScript(this.send, GIVE_BACK, keys, [token], read);
     const single = keys.length === 1;
     const scriptKeys = single ? [keys[0], turnsKeyOf(keys[0])] : [...keys, ...keys.map(turnsKeyOf)];

@@ -1,21 +1,27 @@
-import type { AcquireAttempt } from '../lock-store.interface.js';
+import type { AcquireAttempt, ReleaseReport } from '../lock-store.interface.js';
 
 // The Redis store's script replies, read into its results.
 
 /** A release's outcome code (see `releaseReply`) as its result. */
-export const releaseOutcome = { 1: 'released', 0: 'expired', [-1]: 'stolen' } as const;
+const releaseOutcome = { 1: 'released', 0: 'expired', [-1]: 'stolen' } as const;
 /** EXTEND's code for one key as its result. */
 export const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
 /** A won attempt without fences: one frozen object serves every uncontended lock. */
 export const ACQUIRED: AcquireAttempt = Object.freeze({ acquired: true });
 
-/** Unpacks RELEASE's integer reply (see its comment). */
-export function releaseReply(reply: number) {
+/**
+ * RELEASE's integer reply (see its comment) as a report. `othersAmong(subscribers)` says
+ * whether some of the release channel's subscribers are in other processes.
+ */
+export function releaseReport(
+  reply: number,
+  othersAmong: (subscribers: number) => boolean,
+): ReleaseReport {
+  const subscribers = Math.floor(reply / 16);
   return {
-    code: ((reply % 4) - 1) as 1 | 0 | -1,
+    result: releaseOutcome[((reply % 4) - 1) as 1 | 0 | -1],
     succeeded: (reply & 4) !== 0,
-    turned: (reply & 8) !== 0,
-    subscribers: Math.floor(reply / 16),
+    waitersElsewhere: (reply & 8) !== 0 || (subscribers > 0 && othersAmong(subscribers)),
   };
 }
 

@@ -122,7 +122,6 @@ export function recordEvents(engine: LockEngine): { events: LockEvent[]; stop():
 export function engineInternals(engine: LockEngine): {
   queues: number;
   held: number;
-  watched: number;
   notifierChannels: number;
   notifierPending: number;
 } {
@@ -134,11 +133,10 @@ export function engineInternals(engine: LockEngine): {
     };
   };
   const notifier = inner.context.store.notifier;
-  const { queues, held, watched } = engine.stats();
+  const { queues, held } = engine.stats();
   return {
     queues,
     held,
-    watched,
     notifierChannels: notifier?.listeners.size ?? 0,
     notifierPending: notifier?.subscribing.size ?? 0,
   };
@@ -148,7 +146,6 @@ export function engineInternals(engine: LockEngine): {
 export const ENGINE_IDLE = Object.freeze({
   queues: 0,
   held: 0,
-  watched: 0,
   notifierChannels: 0,
   notifierPending: 0,
 });
