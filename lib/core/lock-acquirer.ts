@@ -63,8 +63,6 @@ export class LockAcquirer {
    * becomes the caller's lock in the step it arrives.
    */
   private tryFirst(request: LockRequest, existing: WaitQueue | undefined): Promise<Lock> {
-    // Assigned before any answer can arrive: answers come in a later tick.
-    let queue: WaitQueue;
     const lock = this.attempt(
       request,
       undefined,
@@ -72,7 +70,8 @@ export class LockAcquirer {
       (outcome) => this.afterFirstAttempt(request, queue, outcome),
       () => queue.endOutsideAttempt(false),
     );
-    queue = existing ?? this.createQueue(request);
+    // Set before any answer can arrive: answers come in a later tick.
+    const queue = existing ?? this.createQueue(request);
     queue.beginOutsideAttempt(request.startedAt);
     return lock;
   }

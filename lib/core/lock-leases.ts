@@ -92,7 +92,10 @@ export class LockLeases implements LeaseKeeper {
           queue?.noteRelease(report.waitersElsewhere, requeue !== undefined);
           this.emitReleased(lock, report.result);
           if (heir) {
-            queue!.heirAnswered(heir, report.succeeded ? this.grantOf(successor!, sentAt!) : undefined);
+            queue!.heirAnswered(
+              heir,
+              report.succeeded ? this.grantOf(successor!, sentAt!) : undefined,
+            );
           }
           return report.result;
         },

@@ -27,12 +27,7 @@ import {
 } from './redis-lock.scripts.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
-import {
-  ACQUIRED,
-  attemptOf,
-  extendOutcome,
-  releaseReport,
-} from './script-replies.js';
+import { ACQUIRED, attemptOf, extendOutcome, releaseReport } from './script-replies.js';
 import {
   corkingSender,
   directSender,
