@@ -132,6 +132,38 @@ describe('corkingSender on a real Redis', () => {
     expect(client.stream.writableCorked).toBe(0);
   });
 
+  it('a reader turns each reply into its value as it arrives; a reader that throws rejects', async () => {
+    const replies = [
+      send('set', ['read', '7'], (reply) => `read ${String(reply)}`),
+      send('incr', ['read'], (reply) => (reply as number) * 10),
+      send('get', ['read'], () => {
+        throw new Error('unreadable');
+      }),
+      send('incr', ['read'], (reply) => (reply as number) * 10),
+    ].map((reply) => reply.then(String, (error: Error) => `error: ${error.message}`));
+
+    expect(await Promise.all(replies)).toEqual(['read OK', '80', 'error: unreadable', '90']);
+  });
+
+  it("keeps the client's key prefix, and reads replies with friendly error stacks on", async () => {
+    const prefixed = client.duplicate({ keyPrefix: 'pre:' });
+    const friendly = client.duplicate({ showFriendlyErrorStack: true });
+    try {
+      await Promise.all([once(prefixed, 'ready'), once(friendly, 'ready')]);
+      const prefixedSend = corkingSender(prefixed);
+      const friendlySend = corkingSender(friendly);
+
+      expect(await prefixedSend('set', ['k', 'v'], (reply) => `${String(reply)}!`)).toBe('OK!');
+      expect(await redis.probe.get('pre:k')).toBe('v');
+      expect(await redis.probe.exists('k')).toBe(0);
+      expect(await friendlySend('incr', ['n'], (reply) => (reply as number) + 100)).toBe(101);
+      await expect(friendlySend('incr', ['pre:k'])).rejects.toThrow('not an integer');
+    } finally {
+      prefixed.disconnect();
+      friendly.disconnect();
+    }
+  });
+
   it('commands sent before a new connection is ready resolve in order once it is', async () => {
     const fresh = redis.connect();
     const freshSend = corkingSender(fresh);

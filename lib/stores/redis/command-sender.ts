@@ -1,8 +1,14 @@
-import type { Cluster, Redis } from 'ioredis';
+import { Command, type Cluster, type Redis } from 'ioredis';
 
 export type RedisArg = string | number;
-/** Sends one command and resolves its reply. */
-export type CommandSender = (command: string, args: readonly RedisArg[]) => Promise<unknown>;
+/** Turns a command's reply into its caller's value, as the reply is parsed. */
+export type ReplyReader = (reply: unknown) => unknown;
+/** Sends one command and resolves its reply, read by `read` when given. */
+export type CommandSender = (
+  command: string,
+  args: readonly RedisArg[],
+  read?: ReplyReader,
+) => Promise<unknown>;
 
 /**
  * Most commands of one tick that share a socket write. Fewer writes save system calls in
@@ -12,9 +18,51 @@ export type CommandSender = (command: string, args: readonly RedisArg[]) => Prom
  */
 export const CORK_BATCH = 5;
 
+/**
+ * A command whose reply is read in the step ioredis parses it (`transformReply` is public
+ * ioredis API): a `.then` to read it would cost every lock one more promise job.
+ */
+class ReadCommand extends Command {
+  constructor(
+    name: string,
+    args: readonly RedisArg[],
+    options: ConstructorParameters<typeof Command>[2],
+    private readonly read: ReplyReader,
+  ) {
+    super(name, args as RedisArg[], options);
+  }
+
+  override transformReply(result: Buffer | Buffer[]): ReturnType<Command['transformReply']> {
+    return this.read(super.transformReply(result)) as ReturnType<Command['transformReply']>;
+  }
+}
+
+/**
+ * Sends a command as the client's own methods do (same key prefix, same reply encoding), with
+ * its reply read on arrival. The client's friendly error stacks need a stack per command, which
+ * its own `call` takes care of.
+ */
+function commandSender(client: Redis | Cluster): CommandSender {
+  const { keyPrefix, showFriendlyErrorStack } = client.options as {
+    keyPrefix?: string;
+    showFriendlyErrorStack?: boolean;
+  };
+  const options = { replyEncoding: 'utf8', keyPrefix } as const;
+  return (command, args, read) => {
+    if (showFriendlyErrorStack) {
+      const reply = client.call(command, ...args);
+      return read ? reply.then(read) : reply;
+    }
+    const sent = read
+      ? new ReadCommand(command, args, options, read)
+      : new Command(command, args as RedisArg[], options);
+    return client.sendCommand(sent) as Promise<unknown>;
+  };
+}
+
 /** Sends each command in its own socket write. */
 export function directSender(client: Redis | Cluster): CommandSender {
-  return (command, args) => client.call(command, ...args);
+  return commandSender(client);
 }
 
 /**
@@ -25,6 +73,7 @@ export function directSender(client: Redis | Cluster): CommandSender {
  * holds the commands written and not yet answered: reading it costs nothing per command.
  */
 export function corkingSender(client: Redis, batch = CORK_BATCH): CommandSender {
+  const send = commandSender(client);
   /** The socket now corked (captured: a reconnect mid-tick brings a new one), if any. */
   let corked: Redis['stream'] | undefined;
   let batched = 0;
@@ -37,7 +86,7 @@ export function corkingSender(client: Redis, batch = CORK_BATCH): CommandSender 
     tickEndPending = false;
     uncork();
   };
-  return (command, args) => {
+  return (command, args, read) => {
     if (corked && ++batched > batch) uncork();
     if (!corked && client.commandQueue.length > 0 && client.status === 'ready') {
       corked = client.stream;
@@ -48,6 +97,6 @@ export function corkingSender(client: Redis, batch = CORK_BATCH): CommandSender 
         process.nextTick(endOfTick);
       }
     }
-    return client.call(command, ...args);
+    return send(command, args, read);
   };
 }

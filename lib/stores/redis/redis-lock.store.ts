@@ -119,9 +119,10 @@ export class RedisLockStore implements LockStore {
 
   /** Not async, and the holder's lease is read only when busy: this is every uncontended lock. */
   private acquireBySet(key: string, token: string, ttl: number): Promise<AcquireAttempt> {
-    return this.send('set', [key, token, 'PX', ttl, 'NX']).then((reply) =>
+    // Read as the reply is parsed; a busy key's attempt resolves once its PTTL is read.
+    return this.send('set', [key, token, 'PX', ttl, 'NX'], (reply) =>
       reply === 'OK' ? ACQUIRED : this.busyAttempt(key),
-    );
+    ) as Promise<AcquireAttempt>;
   }
 
   private async busyAttempt(key: string): Promise<AcquireAttempt> {

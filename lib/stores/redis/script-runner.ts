@@ -5,7 +5,7 @@ import type { LuaScript } from './redis-lock.scripts.js';
  * Runs a script by its SHA (one small round trip), and falls back to sending the body when the
  * server answers NOSCRIPT (first use, after a restart or a SCRIPT FLUSH). The fallback also
  * loads the script, so the next call is an EVALSHA again. `read` turns the reply into the
- * caller's value in the same step (one promise less on every release).
+ * caller's value as the reply is parsed.
  */
 export function runScript<T = unknown>(
   send: CommandSender,
@@ -18,9 +18,9 @@ export function runScript<T = unknown>(
   const retry = (error: unknown): Promise<T> => {
     if (!isNoScript(error)) throw error;
     command[0] = script.body;
-    return send('eval', command).then(read) as Promise<T>;
+    return send('eval', command, read) as Promise<T>;
   };
-  return send('evalsha', command).then(read, retry) as Promise<T>;
+  return send('evalsha', command, read).catch(retry) as Promise<T>;
 }
 
 function isNoScript(error: unknown): boolean {
