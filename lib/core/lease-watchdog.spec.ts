@@ -86,6 +86,40 @@ describe('LeaseWatchdog rounds', () => {
     expect(rounds.filter((round) => round.keys.includes('long'))).toHaveLength(1);
   });
 
+  it('keeps every other lease when leases leave in any order, and a moved one stays put', async () => {
+    const leases = Array.from({ length: 20 }, (_, i) => lease(`k${i}`, 3_000));
+    leases.forEach((one) => watchdog.add(one));
+    // Out of order, the last one among them: each leaving lease swaps another into its slot.
+    for (const i of [3, 19, 0, 7, 8, 12]) watchdog.delete(leases[i]);
+    watchdog.delete(leases[3]);
+    const moved = lease('moved', 3_000);
+    watchdog.transfer(leases[5], moved);
+    const kept = [
+      'k1',
+      'k2',
+      'k4',
+      'k6',
+      'k9',
+      'k10',
+      'k11',
+      'k13',
+      'k14',
+      'k15',
+      'k16',
+      'k17',
+      'k18',
+    ];
+
+    expect(watchdog.size).toBe(kept.length + 1);
+    expect(new Set(watchdog.leases().map((one) => one.fullKeys[0]))).toEqual(
+      new Set([...kept, 'moved']),
+    );
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(rounds).toHaveLength(1);
+    expect([...rounds[0].keys].sort()).toEqual([...kept, 'moved'].sort());
+    expect(lost).toEqual([]);
+  });
+
   it('renews nothing when the timer fires for a deadline alone', async () => {
     watch('renewed', 3_000);
     watch('unrenewed', 500, false);
