@@ -22,7 +22,8 @@ export type LockEvent =
   | (EventBase & { readonly type: 'busy'; readonly waited: number })
   | (EventBase & {
       readonly type: 'released';
-      /** ms held. */ readonly held: number;
+      /** ms held, counted from when the winning attempt was sent (the lease's start). */
+      readonly held: number;
       readonly result: ReleaseResult;
     })
   | (EventBase & { readonly type: 'renewed'; readonly ttl: number })
