@@ -151,7 +151,7 @@ return {0, redis.call('PTTL', KEYS[1])}
  * the common case: ARGV[2]: the releasing queue's id, put back at the end of the turn list when
  * the key went to another process ('' for none); ARGV[3]: the successor's token ('' for none);
  * ARGV[4]: its ttl in ms.
- * Returns one integer (a table reply costs more than the rest of the script; see `releaseReply`):
+ * Returns one integer (a table reply costs more than the rest of the script; see `releaseReport`):
  * (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers, where outcome is 1 if every key
  * was ours and is released, 0 if one had expired (and none was stolen), -1 if another owner
  * holds one (left untouched); succeeded is 1 if the successor now holds the key; turned is 1 if

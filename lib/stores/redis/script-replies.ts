@@ -2,7 +2,7 @@ import type { AcquireAttempt, ReleaseReport } from '../lock-store.interface.js';
 
 // The Redis store's script replies, read into its results.
 
-/** A release's outcome code (see `releaseReply`) as its result. */
+/** A release's outcome code (see `releaseReport`) as its result. */
 const releaseOutcome = { 1: 'released', 0: 'expired', [-1]: 'stolen' } as const;
 /** EXTEND's code for one key as its result. */
 export const extendOutcome = { 1: 'extended', 0: 'expired', [-1]: 'stolen' } as const;
