@@ -38,11 +38,11 @@ class ReadCommand extends Command {
 }
 
 /**
- * Sends a command as the client's own methods do (same key prefix, same reply encoding), with
- * its reply read on arrival. The client's friendly error stacks need a stack per command, which
- * its own `call` takes care of.
+ * Sends each command in its own socket write, as the client's own methods do (same key prefix,
+ * same reply encoding), with its reply read on arrival. The client's friendly error stacks need
+ * a stack per command, which its own `call` takes care of.
  */
-function commandSender(client: Redis | Cluster): CommandSender {
+export function directSender(client: Redis | Cluster): CommandSender {
   const { keyPrefix, showFriendlyErrorStack } = client.options as {
     keyPrefix?: string;
     showFriendlyErrorStack?: boolean;
@@ -60,11 +60,6 @@ function commandSender(client: Redis | Cluster): CommandSender {
   };
 }
 
-/** Sends each command in its own socket write. */
-export function directSender(client: Redis | Cluster): CommandSender {
-  return commandSender(client);
-}
-
 /**
  * Sends a lone command at once; but while other commands on this connection await their
  * replies (many locks at once), the socket holds the bytes (`cork`) until `batch` commands are
@@ -73,7 +68,7 @@ export function directSender(client: Redis | Cluster): CommandSender {
  * holds the commands written and not yet answered: reading it costs nothing per command.
  */
 export function corkingSender(client: Redis, batch = CORK_BATCH): CommandSender {
-  const send = commandSender(client);
+  const send = directSender(client);
   /** The socket now corked (captured: a reconnect mid-tick brings a new one), if any. */
   let corked: Redis['stream'] | undefined;
   let batched = 0;

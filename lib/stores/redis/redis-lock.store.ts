@@ -119,9 +119,10 @@ export class RedisLockStore implements LockStore {
 
   /** Not async, and the holder's lease is read only when busy: this is every uncontended lock. */
   private acquireBySet(key: string, token: string, ttl: number): Promise<AcquireAttempt> {
-    // Read as the reply is parsed; a busy key's attempt resolves once its PTTL is read.
+    // Read as the reply is parsed. A busy key's PTTL is asked once the parse is over, not by a
+    // command sent from inside ioredis's reply loop.
     return this.send('set', [key, token, 'PX', ttl, 'NX'], (reply) =>
-      reply === 'OK' ? ACQUIRED : this.busyAttempt(key),
+      reply === 'OK' ? ACQUIRED : Promise.resolve(key).then((busy) => this.busyAttempt(busy)),
     ) as Promise<AcquireAttempt>;
   }
 
