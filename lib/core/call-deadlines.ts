@@ -26,8 +26,14 @@ export abstract class TimedCall {
  * for a timer per call (two fewer timer operations on every acquire and release).
  */
 export class CallDeadlines {
-  private calls: TimedCall[] = [];
+  /**
+   * Calls in the order sent, from `first` to `end`. Slots are reused rather than the array
+   * replaced when it empties, which with one lock at a time is after every call; only an array
+   * grown large by a burst is let go then.
+   */
+  private calls: (TimedCall | undefined)[] = [];
   private first = 0;
+  private end = 0;
   private timer?: NodeJS.Timeout;
 
   constructor(readonly ms: number) {}
@@ -35,19 +41,22 @@ export class CallDeadlines {
   /** Starts timing `call`, sent at `now`: it expires unless it `end()`s within `ms`. */
   track(call: TimedCall, now = performance.now()): void {
     call.due = now + this.ms;
-    this.calls.push(call);
+    this.calls[this.end++] = call;
     if (!this.timer) this.arm(call.due);
   }
 
   /** Answers come back about in order: forget them from the front, so few calls are kept. */
   dropAnswered(): void {
     const { calls } = this;
-    while (this.first < calls.length && calls[this.first].done) this.first++;
-    if (this.first === calls.length) {
-      this.calls = [];
-      this.first = 0;
-    } else if (this.first > 64 && this.first * 2 > calls.length) {
-      this.calls = calls.slice(this.first);
+    while (this.first < this.end && calls[this.first]!.done) calls[this.first++] = undefined;
+    if (this.first === this.end) {
+      this.first = this.end = 0;
+      if (calls.length > 1024) this.calls = [];
+    } else if (this.first > 64 && this.first * 2 > this.end) {
+      // Many calls in flight for long: move the live ones to the front.
+      calls.copyWithin(0, this.first, this.end);
+      calls.fill(undefined, this.end - this.first, this.end);
+      this.end -= this.first;
       this.first = 0;
     }
   }
@@ -55,15 +64,15 @@ export class CallDeadlines {
   private sweep(): void {
     this.timer = undefined;
     const now = performance.now();
-    // Re-read `calls` each turn: an `expire` that ends calls may replace the array.
-    while (this.first < this.calls.length) {
-      const call = this.calls[this.first];
+    // An `expire` may end calls, which moves the others: read the fields each turn.
+    while (this.first < this.end) {
+      const call = this.calls[this.first]!;
       if (!call.done && call.due > now) break;
-      this.first++;
+      this.calls[this.first++] = undefined;
       if (!call.done) call.expire();
     }
     this.dropAnswered();
-    if (this.first < this.calls.length) this.arm(this.calls[this.first].due);
+    if (this.first < this.end) this.arm(this.calls[this.first]!.due);
   }
 
   private arm(due: number): void {

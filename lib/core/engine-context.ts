@@ -27,7 +27,8 @@ type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
 export class EngineContext {
   readonly bus = new LockEventBus();
   closed = false;
-  private readonly deadlines: CallDeadlines;
+  /** The deadlines of every store call this engine makes. */
+  readonly deadlines: CallDeadlines;
 
   constructor(readonly config: LockEngineConfig) {
     this.deadlines = new CallDeadlines(config.storeTimeout);
@@ -38,8 +39,8 @@ export class EngineContext {
   }
 
   /**
-   * A store call bounded by `storeTimeout`, counted from `hooks.sentAt`; failures become
-   * `LockStoreError` and an event. `hooks.map` runs in the step the answer arrives.
+   * A store call bounded by `storeTimeout`; failures become `LockStoreError` and an event.
+   * `hooks.map` runs in the step the answer arrives.
    */
   storeCall<T, R = T>(
     operation: Promise<T>,
@@ -51,8 +52,8 @@ export class EngineContext {
   }
 
   /** Made once: every store call reports its failure through it. */
-  private readonly reportFailure: StoreCallFailure<StoreOperation> = (error, key, what) =>
-    this.emit({ type: 'error', key, operation: what, error });
+  readonly reportFailure: StoreCallFailure = (error, key, what) =>
+    this.emit({ type: 'error', key, operation: what as StoreOperation, error });
 
   /** Best-effort release of a lease nobody holds any more (a late or unwanted win). */
   giveBack(keys: readonly string[], token: string): void {

@@ -13,6 +13,7 @@ import { canInherit, leaseTtlOf, type LockRequest } from './lock-request.js';
 import { MAX_TTL } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
 import { WaitQueue } from './wait-queue.js';
+import { AttemptCall, type AttemptOwner } from './attempt-call.js';
 import type { AttemptOutcome, QueueDriver, Waiter } from './wait-queue.interface.js';
 
 /** A store call pending this long (ms) is not a round trip any more. */
@@ -22,7 +23,7 @@ const SILENCE_FLOOR = 100;
  * Takes locks: one attempt when nobody here waits, else a place in the key's local FIFO queue,
  * bounded by the request's `wait` and `signal`.
  */
-export class LockAcquirer {
+export class LockAcquirer implements AttemptOwner {
   private readonly queues = new Map<string, WaitQueue>();
   /** Acquire attempts sent and not yet answered; shutdown waits for them. */
   private inFlight = 0;
@@ -63,17 +64,12 @@ export class LockAcquirer {
    * becomes the caller's lock in the step it arrives.
    */
   private tryFirst(request: LockRequest, existing: WaitQueue | undefined): Promise<Lock> {
-    const lock = this.attempt(
-      request,
-      undefined,
-      request.startedAt,
-      (outcome) => this.afterFirstAttempt(request, queue, outcome),
-      () => queue.endOutsideAttempt(false),
-    );
+    const call = this.attempt(request, undefined, request.startedAt);
     // Set before any answer can arrive: answers come in a later tick.
     const queue = existing ?? this.createQueue(request);
     queue.beginOutsideAttempt(request.startedAt);
-    return lock;
+    call.firstIn = queue;
+    return call.promise as Promise<Lock>;
   }
 
   private afterFirstAttempt(
@@ -124,7 +120,8 @@ export class LockAcquirer {
         settled: false,
         canInherit: (grant) => canInherit(request, grant),
         successorTtl: request.options.fencing ? undefined : leaseTtlOf(request),
-        attempt: (queueId) => this.attempt(request, queueId, performance.now(), sameOutcome),
+        attempt: (queueId) =>
+          this.attempt(request, queueId, performance.now()).promise as Promise<AttemptOutcome>,
         deliver: (grant) => {
           finish();
           try {
@@ -150,40 +147,46 @@ export class LockAcquirer {
   }
 
   /**
-   * Sends one attempt; `then` reads its outcome in the step the answer arrives (one promise per
-   * attempt, on the path of every lock). `startedAt` may be a little early (the request's start,
-   * for the first attempt), which only shortens the lease counted. `failed` hears of a failure
-   * before the caller does.
+   * Sends one attempt. `startedAt` may be a little early (the request's start, for the first
+   * attempt), which only shortens the lease counted.
    */
-  private attempt<R>(
-    request: LockRequest,
-    queue: string | undefined,
-    startedAt: number,
-    then: (outcome: AttemptOutcome) => R | Promise<R>,
-    failed?: () => void,
-  ): Promise<R> {
+  private attempt(request: LockRequest, queue: string | undefined, startedAt: number): AttemptCall {
     const { context } = this;
-    const { ttl, fencing } = request.options;
     const token = newLockToken();
+    const { fencing } = request.options;
     const lease = { keys: request.fullKeys, token, ttl: leaseTtlOf(request), fencing, queue };
     this.inFlight++;
-    return context.storeCall(tryAcquire(context.store, lease), request.label, 'acquire', {
-      sentAt: startedAt,
-      map: (attempt) => {
-        this.attemptSettled();
-        if (!attempt.acquired) {
-          if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
-          return then({ pttl: attempt.pttl });
-        }
-        const expiresAt = startedAt + ttl - context.drift(ttl);
-        return then({ grant: { token, fences: attempt.fences, startedAt, expiresAt } });
-      },
-      failed: () => {
-        this.attemptSettled();
-        failed?.();
-      },
-      late: (late) => late.acquired && context.giveBack(request.fullKeys, token),
-    });
+    const { deadlines, reportFailure } = context;
+    const call = new AttemptCall(this, request, token, startedAt, deadlines, reportFailure);
+    call.start(tryAcquire(context.store, lease), startedAt);
+    return call;
+  }
+
+  /** @internal An attempt's answer, in the step it arrives: a lock for a first attempt, else the outcome. */
+  attemptAnswered(call: AttemptCall, attempt: AcquireAttempt): unknown {
+    this.attemptSettled();
+    const { request, token, startedAt, firstIn } = call;
+    let outcome: AttemptOutcome;
+    if (attempt.acquired) {
+      const { ttl } = request.options;
+      const expiresAt = startedAt + ttl - this.context.drift(ttl);
+      outcome = { grant: { token, fences: attempt.fences, startedAt, expiresAt } };
+    } else {
+      if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
+      outcome = { pttl: attempt.pttl };
+    }
+    return firstIn ? this.afterFirstAttempt(request, firstIn, outcome) : outcome;
+  }
+
+  /** @internal */
+  attemptFailed(call: AttemptCall): void {
+    this.attemptSettled();
+    call.firstIn?.endOutsideAttempt(false);
+  }
+
+  /** @internal */
+  giveBack(keys: readonly string[], token: string): void {
+    this.context.giveBack(keys, token);
   }
 
   private createQueue({ fullKeys, label }: LockRequest): WaitQueue {
@@ -266,8 +269,6 @@ function tryAcquire(store: LockStore, lease: AcquireRequest): Promise<AcquireAtt
     return Promise.reject(error);
   }
 }
-
-const sameOutcome = (outcome: AttemptOutcome): AttemptOutcome => outcome;
 
 /** One queue per set of keys (in the caller's order) and per engine. */
 function queueKey(fullKeys: readonly string[]): string {

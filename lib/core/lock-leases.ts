@@ -1,8 +1,9 @@
 import { LockLostError, type LockLossReason } from '../errors/lock.errors.js';
-import type { ReleaseResult } from '../stores/lock-store.interface.js';
+import type { ReleaseReport, ReleaseResult } from '../stores/lock-store.interface.js';
 import { shutDown, type EngineContext } from './engine-context.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
+import { ReleaseCall, type ReleaseOwner, type Successor } from './release-call.js';
 import type { LockRequest } from './lock-request.js';
 import { validateLockOptions } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
@@ -15,7 +16,7 @@ const RELEASED = Promise.resolve<ReleaseResult>('released');
  * The locks this engine holds: granting, renewing, releasing and losing them. The watchdog
  * watches every held lock, so its list is the list of held locks.
  */
-export class LockLeases implements LeaseKeeper {
+export class LockLeases implements LeaseKeeper, ReleaseOwner {
   private readonly watchdog: LeaseWatchdog<HeldLock>;
 
   constructor(private readonly context: EngineContext) {
@@ -82,33 +83,34 @@ export class LockLeases implements LeaseKeeper {
     // A successor's lease counts from before the send; a deadline may count from just after.
     const sentAt = heir ? performance.now() : undefined;
     const options = requeue === undefined && !successor ? undefined : { requeue, successor };
-    const released = context.storeCall(
-      context.store.release(lock.fullKeys, lock.token, options),
-      lock.key,
-      'release',
-      {
-        sentAt,
-        map: (report) => {
-          queue?.noteRelease(report.waitersElsewhere, requeue !== undefined);
-          this.emitReleased(lock, report.result);
-          if (heir) {
-            queue!.heirAnswered(
-              heir,
-              report.succeeded ? this.grantOf(successor!, sentAt!) : undefined,
-            );
-          }
-          return report.result;
-        },
-        failed: () => heir && queue!.heirAnswered(heir, undefined),
-        late: (late) => late.succeeded && context.giveBack(lock.fullKeys, successor!.token),
-      },
-    );
+    const released = context.store.release(lock.fullKeys, lock.token, options);
+    const requeued = requeue !== undefined;
+    const { deadlines, reportFailure } = context;
+    const call = new ReleaseCall(this, lock, queue, requeued, heir, successor, sentAt, deadlines, reportFailure);
+    call.start(released, sentAt);
     if (lock.markReleased()) this.forget(lock, 'released');
-    return released;
+    return call.promise;
+  }
+
+  /** @internal A release's answer, in the step it arrives. */
+  releaseAnswered(call: ReleaseCall, report: ReleaseReport): ReleaseResult {
+    const { lock, queue, heir, successor, sentAt } = call;
+    queue?.noteRelease(report.waitersElsewhere, call.requeued);
+    this.emitReleased(lock, report.result);
+    if (heir) {
+      const grant = report.succeeded ? this.grantOf(successor!, sentAt!) : undefined;
+      queue!.heirAnswered(heir, grant);
+    }
+    return report.result;
+  }
+
+  /** @internal */
+  giveBack(keys: readonly string[], token: string): void {
+    this.context.giveBack(keys, token);
   }
 
   /** The lease a release set for the next waiter here, dated from when the release was sent. */
-  private grantOf({ token, ttl }: { token: string; ttl: number }, sentAt: number): Grant {
+  private grantOf({ token, ttl }: Successor, sentAt: number): Grant {
     return { token, startedAt: sentAt, expiresAt: sentAt + ttl - this.context.drift(ttl) };
   }
 

@@ -22,40 +22,48 @@ export function validateLockOptions(
   where: string,
   extraNames: ReadonlySet<string> = noExtraNames,
 ): asserts options is LockOptions {
+  const problem = lockOptionsProblem(options, extraNames);
+  if (problem) throw new LockOptionsError(`${where}: ${problem}`);
+}
+
+/**
+ * What is wrong with `options`, if anything, for `validateLockOptions`. Every acquire asks, so
+ * the message (and where it happened) is only put together when something is wrong.
+ */
+export function lockOptionsProblem(
+  options: unknown,
+  extraNames: ReadonlySet<string> = noExtraNames,
+): string | undefined {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new LockOptionsError(
-      `${where}: lock options must be an object, got ${describe(options)}.`,
-    );
+    return `lock options must be an object, got ${describe(options)}.`;
   }
   const record = options as Record<string, unknown>;
   for (const name in record) {
-    if (!Object.hasOwn(record, name)) continue;
-    if (!isLockOption(name) && !extraNames.has(name)) {
+    // Own-ness is asked of unknown names only: known ones are checked by value below.
+    if (!isLockOption(name) && Object.hasOwn(record, name) && !extraNames.has(name)) {
       const known = [...knownOptions, ...extraNames].join(', ');
-      throw new LockOptionsError(
-        `${where}: unknown lock option "${name}". Known options: ${known}.`,
-      );
+      return `unknown lock option "${name}". Known options: ${known}.`;
     }
   }
   const { ttl, wait, maxHold, autoRenew, fencing, signal } = record;
-  if (ttl !== undefined) checkTtl(ttl, where);
+  if (ttl !== undefined && (!isPositiveInteger(ttl) || ttl > MAX_TTL)) {
+    return `"ttl" must be an integer number of ms from 1 to ${MAX_TTL}, got ${describe(ttl)}.`;
+  }
   if (wait !== undefined && (typeof wait !== 'number' || Number.isNaN(wait) || wait < 0)) {
-    throw new LockOptionsError(
-      `${where}: "wait" must be a number of ms ≥ 0 (or Infinity), got ${describe(wait)}.`,
-    );
+    return `"wait" must be a number of ms ≥ 0 (or Infinity), got ${describe(wait)}.`;
   }
   if (maxHold !== undefined && !isPositiveInteger(maxHold)) {
-    throw new LockOptionsError(
-      `${where}: "maxHold" must be a positive integer number of ms, got ${describe(maxHold)}.`,
-    );
+    return `"maxHold" must be a positive integer number of ms, got ${describe(maxHold)}.`;
   }
-  checkBoolean(autoRenew, 'autoRenew', where);
-  checkBoolean(fencing, 'fencing', where);
+  if (autoRenew !== undefined && typeof autoRenew !== 'boolean') {
+    return `"autoRenew" must be a boolean, got ${describe(autoRenew)}.`;
+  }
+  if (fencing !== undefined && typeof fencing !== 'boolean') {
+    return `"fencing" must be a boolean, got ${describe(fencing)}.`;
+  }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new LockOptionsError(
-      `${where}: "signal" must be an AbortSignal, got ${describe(signal)}.`,
-    );
+    return `"signal" must be an AbortSignal, got ${describe(signal)}.`;
   }
 }
 
@@ -89,20 +97,6 @@ export function resolveLockOptions(
     maxHold: options.maxHold ?? defaults.maxHold,
     signal: options.signal ?? defaults.signal,
   };
-}
-
-function checkTtl(ttl: unknown, where: string): void {
-  if (!isPositiveInteger(ttl) || ttl > MAX_TTL) {
-    throw new LockOptionsError(
-      `${where}: "ttl" must be an integer number of ms from 1 to ${MAX_TTL}, got ${describe(ttl)}.`,
-    );
-  }
-}
-
-function checkBoolean(value: unknown, name: string, where: string): void {
-  if (value !== undefined && typeof value !== 'boolean') {
-    throw new LockOptionsError(`${where}: "${name}" must be a boolean, got ${describe(value)}.`);
-  }
 }
 
 function isPositiveInteger(value: unknown): value is number {

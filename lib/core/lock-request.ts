@@ -1,6 +1,7 @@
 import type { LockOptions, ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
 import { validateLockKeys } from './lock-key.validation.js';
-import { resolveLockOptions, validateLockOptions } from './lock-options.validation.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { lockOptionsProblem, resolveLockOptions } from './lock-options.validation.js';
 import type { Grant } from './wait-queue.interface.js';
 
 /** A validated acquire request: everything is checked before any store call. */
@@ -24,11 +25,12 @@ export function prepareLockRequest(
 ): LockRequest {
   const names = validateLockKeys(key);
   const label = names.length === 1 ? names[0] : names.join(' + ');
-  validateLockOptions(options, `Lock "${label}"`);
+  const problem = lockOptionsProblem(options);
+  if (problem) throw new LockOptionsError(`Lock "${label}": ${problem}`);
   return {
     names,
     label,
-    fullKeys: names.map((name) => prefix + name),
+    fullKeys: names.length === 1 ? [prefix + label] : names.map((name) => prefix + name),
     options: resolveLockOptions(defaults, options),
     startedAt: performance.now(),
   };

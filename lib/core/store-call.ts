@@ -2,82 +2,74 @@ import { LockError, LockStoreError } from '../errors/lock.errors.js';
 import { afterPendingIo } from './after-pending-io.js';
 import { TimedCall, type CallDeadlines } from './call-deadlines.js';
 
+type PromiseExecutor<R> = ConstructorParameters<typeof Promise<R>>[0];
+
 /** Hears of a failed store call before its caller does. */
-export type StoreCallFailure<W extends string = string> = (
-  error: LockError,
-  key: string | undefined,
-  what: W,
-) => void;
+export type StoreCallFailure = (error: LockError, key: string | undefined, what: string) => void;
 
 /**
- * What the caller of a store call does in the very step the store answers. Doing it there
- * rather than in a `.then` of the returned promise saves a promise and a tick per call, and
- * every acquire and release is one.
+ * One store call, bounded by `deadlines.ms`: its promise settles with the answer as `map` reads
+ * it, or with a `LockStoreError` (which `report` hears of first) on failure or timeout. A call
+ * that timed out may still be answered later: `lateAnswer` then gets the answer.
+ *
+ * Acquires and releases subclass it, so that a call is one object with its own state rather
+ * than a call plus a closure per hook: this is on the path of every lock.
  */
-export interface CallHooks<T, R> {
-  /** Turns the answer into the call's value (the answer itself when absent); a throw rejects. */
-  readonly map?: (result: T) => R | PromiseLike<R>;
-  /** Bookkeeping on failure, before the caller hears of it. */
-  readonly failed?: (error: LockError) => void;
-  /** The answer of a call that had timed out, so that a late win can be given back. */
-  readonly late?: (result: T) => void;
-  /** When the call was sent (`performance.now()`): its deadline counts from there. */
-  readonly sentAt?: number;
-}
-
-const NO_HOOKS: CallHooks<unknown, unknown> = Object.freeze({});
-
-/**
- * Bounds a store call by `deadlines.ms` and turns every failure into a `LockStoreError`, which
- * `report` hears of first. A call that times out may still complete later: `hooks.late` then
- * gets its result.
- */
-export function callStore<T, R = T, W extends string = string>(
-  operation: Promise<T>,
-  key: string | undefined,
-  what: W,
-  deadlines: CallDeadlines,
-  hooks = NO_HOOKS as CallHooks<T, R>,
-  report?: StoreCallFailure<W>,
-): Promise<R> {
-  return new Promise<R>((resolve, reject) => {
-    const call = new StoreCall(deadlines, key, what, hooks, resolve, reject, report);
-    deadlines.track(call, hooks.sentAt);
-    operation.then(
-      (result) => call.answered(result),
-      (error: unknown) => call.failed(error),
-    );
-  });
-}
-
-class StoreCall<T, R, W extends string> extends TimedCall {
+export abstract class StoreCall<T, R> extends TimedCall {
+  /** Settles `promise`; set by the executor, which runs inside the constructor. */
+  private resolve!: (value: R | PromiseLike<R>) => void;
+  private reject!: (error: unknown) => void;
   private timedOut = false;
+  readonly promise: Promise<R>;
 
   constructor(
     deadlines: CallDeadlines,
-    private readonly key: string | undefined,
-    private readonly what: W,
-    private readonly hooks: CallHooks<T, R>,
-    private readonly resolve: (result: R | PromiseLike<R>) => void,
-    private readonly reject: (error: unknown) => void,
-    private readonly report?: StoreCallFailure<W>,
+    readonly key: string | undefined,
+    readonly what: string,
+    private readonly report?: StoreCallFailure,
   ) {
     super(deadlines);
+    StoreCall.adopting = this as unknown as StoreCall<unknown, unknown>;
+    this.promise = new Promise<R>(StoreCall.adopt as PromiseExecutor<R>);
   }
 
-  answered(result: T): void {
+  /** The call being built: one executor for every call, where a closure would cost one each. */
+  private static adopting: StoreCall<unknown, unknown>;
+  private static adopt(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+    StoreCall.adopting.resolve = resolve;
+    StoreCall.adopting.reject = reject;
+  }
+
+  /** Times the call from `sentAt` (default: now) and listens for `operation`'s answer. */
+  start(operation: Promise<T>, sentAt?: number): Promise<R> {
+    this.deadlines.track(this, sentAt);
+    operation.then(
+      (result) => this.answered(result),
+      (error: unknown) => this.failed(error),
+    );
+    return this.promise;
+  }
+
+  /** The answer as the call's value, in the step it arrives; a throw rejects. */
+  protected abstract map(result: T): R | PromiseLike<R>;
+
+  /** Bookkeeping on failure, before the caller hears of it. */
+  protected onFailure(_error: LockError): void {}
+
+  /** The answer of a call that had timed out, so that a late win can be given back. */
+  protected lateAnswer(_result: T): void {}
+
+  private answered(result: T): void {
     this.end();
-    const { map, late } = this.hooks;
-    if (this.timedOut) return late?.(result);
-    if (!map) return this.resolve(result as unknown as R);
+    if (this.timedOut) return this.lateAnswer(result);
     try {
-      this.resolve(map(result));
+      this.resolve(this.map(result));
     } catch (error) {
       this.reject(error);
     }
   }
 
-  failed(error: unknown): void {
+  private failed(error: unknown): void {
     this.end();
     if (!this.timedOut) this.fail(asStoreError(error, this.key, this.what));
   }
@@ -98,9 +90,57 @@ class StoreCall<T, R, W extends string> extends TimedCall {
 
   private fail(error: LockError): void {
     this.report?.(error, this.key, this.what);
-    this.hooks.failed?.(error);
+    this.onFailure(error);
     this.reject(error);
   }
+}
+
+/** What the caller of a plain store call may do on its answer, failure or late answer. */
+export interface CallHooks<T, R> {
+  /** Turns the answer into the call's value (the answer itself when absent); a throw rejects. */
+  readonly map?: (result: T) => R | PromiseLike<R>;
+  readonly failed?: (error: LockError) => void;
+  readonly late?: (result: T) => void;
+}
+
+/** A store call whose answer handling comes as hooks: for the calls off the hot path. */
+class HookedCall<T, R> extends StoreCall<T, R> {
+  constructor(
+    deadlines: CallDeadlines,
+    key: string | undefined,
+    what: string,
+    private readonly hooks: CallHooks<T, R>,
+    report?: StoreCallFailure,
+  ) {
+    super(deadlines, key, what, report);
+  }
+
+  protected override map(result: T): R | PromiseLike<R> {
+    return this.hooks.map ? this.hooks.map(result) : (result as unknown as R);
+  }
+
+  protected override onFailure(error: LockError): void {
+    this.hooks.failed?.(error);
+  }
+
+  protected override lateAnswer(result: T): void {
+    this.hooks.late?.(result);
+  }
+}
+
+const NO_HOOKS: CallHooks<unknown, unknown> = Object.freeze({});
+
+/** `operation` as a bounded store call (see `StoreCall`), with its answer handled by `hooks`. */
+export function callStore<T, R = T>(
+  operation: Promise<T>,
+  key: string | undefined,
+  what: string,
+  deadlines: CallDeadlines,
+  hooks = NO_HOOKS as CallHooks<T, R>,
+  report?: StoreCallFailure,
+): Promise<R> {
+  const call = new HookedCall(deadlines, key, what, hooks, report);
+  return call.start(operation);
 }
 
 function asStoreError(error: unknown, key: string | undefined, what: string): LockError {

@@ -1,7 +1,7 @@
 import { getEventListeners, setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
-import { LockBusyError } from '../../lib/errors/lock.errors.js';
+import { LockBusyError, LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import {
@@ -61,7 +61,7 @@ describe('resource leaks', () => {
     }
 
     const WARM_UP = 10;
-    const tally = { acquired: 0, busy: 0, aborted: 0 };
+    const tally = { acquired: 0, busy: 0, aborted: 0, storeSilent: 0 };
     const expectReason = (reason: unknown) => (error: unknown) => {
       if (error !== reason) throw error;
       tally.aborted++;
@@ -69,6 +69,15 @@ describe('resource leaks', () => {
     const expectBusy = (error: unknown): void => {
       if (!(error instanceof LockBusyError)) throw error;
       tally.busy++;
+    };
+    // A 3 ms wait on a loaded machine may see the store stay silent for over 100 ms; the engine
+    // then says so rather than "busy". Either way nothing may be left behind.
+    const expectBusyOrSilence = (error: unknown): void => {
+      if (error instanceof LockStoreError && /has not answered/.test(error.message)) {
+        tally.storeSilent++;
+      } else {
+        expectBusy(error);
+      }
     };
 
     async function cycle(lane: number, i: number): Promise<void> {
@@ -81,7 +90,7 @@ describe('resource leaks', () => {
         case 7:
           return engine
             .acquire(busyKey, { wait: 3, signal: longLived })
-            .then(() => undefined, expectBusy);
+            .then(() => undefined, expectBusyOrSilence);
         case 8: {
           const controller = new AbortController();
           controller.abort(new Error('pre-aborted'));
@@ -157,7 +166,8 @@ describe('resource leaks', () => {
     figure('leaks: 10k mixed cycles took (ms)', elapsed);
     figure('leaks: baseline', JSON.stringify(baseline));
     figure('leaks: outcomes', JSON.stringify(tally));
-    expect(tally.acquired + tally.busy + tally.aborted).toBe(CYCLES + LANES * WARM_UP);
+    const { acquired, busy, aborted, storeSilent } = tally;
+    expect(acquired + busy + aborted + storeSilent).toBe(CYCLES + LANES * WARM_UP);
     // Timers of other work in this worker process (earlier spec files) may end meanwhile, so
     // timers must not grow; everything else must be back exactly.
     expect(withoutTimers(after)).toEqual(withoutTimers(baseline));
