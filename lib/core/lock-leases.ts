@@ -86,7 +86,17 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     const released = context.store.release(lock.fullKeys, lock.token, options);
     const requeued = requeue !== undefined;
     const { deadlines, reportFailure } = context;
-    const call = new ReleaseCall(this, lock, queue, requeued, heir, successor, sentAt, deadlines, reportFailure);
+    const call = new ReleaseCall(
+      this,
+      lock,
+      queue,
+      requeued,
+      heir,
+      successor,
+      sentAt,
+      deadlines,
+      reportFailure,
+    );
     call.start(released, sentAt);
     if (lock.markReleased()) this.forget(lock, 'released');
     return call.promise;
