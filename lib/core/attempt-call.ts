@@ -1,7 +1,7 @@
 import type { AcquireAttempt } from '../stores/lock-store.interface.js';
-import type { CallDeadlines } from './call-deadlines.js';
+import type { EngineContext } from './engine-context.js';
 import type { LockRequest } from './lock-request.js';
-import { StoreCall, type StoreCallFailure } from './store-call.js';
+import { StoreCall } from './store-call.js';
 import type { WaitQueue } from './wait-queue.js';
 
 /** What an acquire attempt reports to the acquirer that sent it. */
@@ -9,8 +9,6 @@ export interface AttemptOwner {
   /** The answer, in time: returns the call's value. */
   attemptAnswered(call: AttemptCall, attempt: AcquireAttempt): unknown;
   attemptFailed(call: AttemptCall): void;
-  /** Gives back a lease won after its call timed out. */
-  giveBack(keys: readonly string[], token: string): void;
 }
 
 /** One acquire attempt in flight, with what its answer needs to become a lock. */
@@ -20,14 +18,13 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
 
   constructor(
     private readonly owner: AttemptOwner,
+    private readonly context: EngineContext,
     readonly request: LockRequest,
     readonly token: string,
     /** When the attempt was sent (`performance.now()`), or a little before. */
     readonly startedAt: number,
-    deadlines: CallDeadlines,
-    report: StoreCallFailure,
   ) {
-    super(deadlines, request.label, 'acquire', report);
+    super(context.deadlines, request.label, 'acquire', context.reportFailure);
   }
 
   protected override map(attempt: AcquireAttempt): unknown {
@@ -39,6 +36,6 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
   }
 
   protected override lateAnswer(late: AcquireAttempt): void {
-    if (late.acquired) this.owner.giveBack(this.request.fullKeys, this.token);
+    if (late.acquired) this.context.giveBack(this.request.fullKeys, this.token);
   }
 }

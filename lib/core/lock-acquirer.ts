@@ -156,8 +156,7 @@ export class LockAcquirer implements AttemptOwner {
     const { fencing } = request.options;
     const lease = { keys: request.fullKeys, token, ttl: leaseTtlOf(request), fencing, queue };
     this.inFlight++;
-    const { deadlines, reportFailure } = context;
-    const call = new AttemptCall(this, request, token, startedAt, deadlines, reportFailure);
+    const call = new AttemptCall(this, context, request, token, startedAt);
     call.start(tryAcquire(context.store, lease), startedAt);
     return call;
   }
@@ -182,11 +181,6 @@ export class LockAcquirer implements AttemptOwner {
   attemptFailed(call: AttemptCall): void {
     this.attemptSettled();
     call.firstIn?.endOutsideAttempt(false);
-  }
-
-  /** @internal */
-  giveBack(keys: readonly string[], token: string): void {
-    this.context.giveBack(keys, token);
   }
 
   private createQueue({ fullKeys, label }: LockRequest): WaitQueue {

@@ -6,7 +6,6 @@ import { LeaseWatchdog } from './lease-watchdog.js';
 import { ReleaseCall, type ReleaseOwner, type Successor } from './release-call.js';
 import type { LockRequest } from './lock-request.js';
 import { validateLockOptions } from './lock-options.validation.js';
-import { newLockToken } from './lock-token.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Grant } from './wait-queue.interface.js';
 
@@ -76,28 +75,8 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
 
   private releaseInStore(lock: HeldLock, queue: WaitQueue | undefined): Promise<ReleaseResult> {
     const { context } = this;
-    // Still wanted here: keep this process's place in line if the lock goes to another.
-    const requeue = queue?.waiting ? queue.id : undefined;
-    const heir = lock.fullKeys.length === 1 ? queue?.heir() : undefined;
-    const successor = heir && { token: newLockToken(), ttl: heir.successorTtl! };
-    // A successor's lease counts from before the send; a deadline may count from just after.
-    const sentAt = heir ? performance.now() : undefined;
-    const options = requeue === undefined && !successor ? undefined : { requeue, successor };
-    const released = context.store.release(lock.fullKeys, lock.token, options);
-    const requeued = requeue !== undefined;
-    const { deadlines, reportFailure } = context;
-    const call = new ReleaseCall(
-      this,
-      lock,
-      queue,
-      requeued,
-      heir,
-      successor,
-      sentAt,
-      deadlines,
-      reportFailure,
-    );
-    call.start(released, sentAt);
+    const call = new ReleaseCall(this, context, lock, queue);
+    call.start(context.store.release(lock.fullKeys, lock.token, call.options), call.sentAt);
     if (lock.markReleased()) this.forget(lock, 'released');
     return call.promise;
   }
@@ -105,18 +84,13 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
   /** @internal A release's answer, in the step it arrives. */
   releaseAnswered(call: ReleaseCall, report: ReleaseReport): ReleaseResult {
     const { lock, queue, heir, successor, sentAt } = call;
-    queue?.noteRelease(report.waitersElsewhere, call.requeued);
+    queue?.noteRelease(report.waitersElsewhere, call.requeue !== undefined);
     this.emitReleased(lock, report.result);
     if (heir) {
       const grant = report.succeeded ? this.grantOf(successor!, sentAt!) : undefined;
       queue!.heirAnswered(heir, grant);
     }
     return report.result;
-  }
-
-  /** @internal */
-  giveBack(keys: readonly string[], token: string): void {
-    this.context.giveBack(keys, token);
   }
 
   /** The lease a release set for the next waiter here, dated from when the release was sent. */

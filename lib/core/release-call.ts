@@ -1,7 +1,12 @@
-import type { ReleaseReport, ReleaseResult } from '../stores/lock-store.interface.js';
-import type { CallDeadlines } from './call-deadlines.js';
+import type {
+  ReleaseOptions,
+  ReleaseReport,
+  ReleaseResult,
+} from '../stores/lock-store.interface.js';
+import type { EngineContext } from './engine-context.js';
 import type { HeldLock } from './held-lock.js';
-import { StoreCall, type StoreCallFailure } from './store-call.js';
+import { newLockToken } from './lock-token.js';
+import { StoreCall } from './store-call.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Waiter } from './wait-queue.interface.js';
 
@@ -15,28 +20,42 @@ export interface Successor {
 export interface ReleaseOwner {
   /** The answer, in time: returns the release's result. */
   releaseAnswered(call: ReleaseCall, report: ReleaseReport): ReleaseResult;
-  /** Gives back a lease set for a successor after the call timed out. */
-  giveBack(keys: readonly string[], token: string): void;
 }
 
-/** One release in flight, with the local queue it may hand the key on to. */
+/**
+ * One release in flight. When this process still wants the key, it keeps the process's place
+ * in the store's line, or hands the key straight to the next waiter here (its heir).
+ */
 export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
+  /** The queue's id, if it still waits: it keeps its place in the store's line. */
+  readonly requeue?: string;
+  /** The waiter the release may hand the key to, with the lease set for it. */
+  readonly heir?: Waiter;
+  readonly successor?: Successor;
+  /** When the release was sent, if it sets a successor's lease (which counts from then). */
+  readonly sentAt?: number;
+
   constructor(
     private readonly owner: ReleaseOwner,
+    private readonly context: EngineContext,
     readonly lock: HeldLock,
     /** The lock's queue, unless the lock had already ended. */
     readonly queue: WaitQueue | undefined,
-    /** The queue still waits: it keeps its place in the store's line. */
-    readonly requeued: boolean,
-    /** The waiter the release may hand the key to, with the lease set for it. */
-    readonly heir: Waiter | undefined,
-    readonly successor: Successor | undefined,
-    /** When the release was sent, if it sets a successor's lease (which counts from then). */
-    readonly sentAt: number | undefined,
-    deadlines: CallDeadlines,
-    report: StoreCallFailure,
   ) {
-    super(deadlines, lock.key, 'release', report);
+    super(context.deadlines, lock.key, 'release', context.reportFailure);
+    if (queue?.waiting) this.requeue = queue.id;
+    this.heir = lock.fullKeys.length === 1 ? queue?.heir() : undefined;
+    if (this.heir) {
+      this.successor = { token: newLockToken(), ttl: this.heir.successorTtl! };
+      // A successor's lease counts from before the send; a deadline may count from just after.
+      this.sentAt = performance.now();
+    }
+  }
+
+  /** What the store is asked beyond the release itself; nothing in the common case. */
+  get options(): ReleaseOptions | undefined {
+    const { requeue, successor } = this;
+    return requeue === undefined && !successor ? undefined : { requeue, successor };
   }
 
   protected override map(report: ReleaseReport): ReleaseResult {
@@ -48,6 +67,6 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   }
 
   protected override lateAnswer(late: ReleaseReport): void {
-    if (late.succeeded) this.owner.giveBack(this.lock.fullKeys, this.successor!.token);
+    if (late.succeeded) this.context.giveBack(this.lock.fullKeys, this.successor!.token);
   }
 }

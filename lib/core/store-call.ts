@@ -33,11 +33,16 @@ export abstract class StoreCall<T, R> extends TimedCall {
     this.promise = new Promise<R>(StoreCall.adopt as PromiseExecutor<R>);
   }
 
-  /** The call being built: one executor for every call, where a closure would cost one each. */
-  private static adopting: StoreCall<unknown, unknown>;
+  /**
+   * The call being built: one executor serves every call, where a closure would cost one each.
+   * It is let go at once, so that no call outlives its use through it.
+   */
+  private static adopting?: StoreCall<unknown, unknown>;
   private static adopt(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
-    StoreCall.adopting.resolve = resolve;
-    StoreCall.adopting.reject = reject;
+    const call = StoreCall.adopting!;
+    StoreCall.adopting = undefined;
+    call.resolve = resolve;
+    call.reject = reject;
   }
 
   /** Times the call from `sentAt` (default: now) and listens for `operation`'s answer. */
