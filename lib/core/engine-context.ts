@@ -3,7 +3,12 @@ import type { LockStore } from '../stores/lock-store.interface.js';
 import { LockStoreError } from '../errors/lock.errors.js';
 import { LockEventBus, type LockEvent } from './lock.events.js';
 import { CallDeadlines } from './call-deadlines.js';
-import { callStore, type CallHooks, type StoreCallFailure } from './store-call.js';
+import {
+  callStore,
+  type CallHooks,
+  type StoreCallFailure,
+  type StoreOperation,
+} from './store-call.js';
 
 export interface LockEngineConfig {
   readonly store: LockStore;
@@ -20,8 +25,6 @@ export interface LockEngineConfig {
   /** Lets go of the store on `close()`: closes what the module created, leaves the user's open. */
   readonly closeStore: () => Promise<void>;
 }
-
-type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
 
 /** What the engine's parts share: configuration, the event stream, bounded store calls. */
 export class EngineContext {
@@ -53,7 +56,7 @@ export class EngineContext {
 
   /** Made once: every store call reports its failure through it. */
   readonly reportFailure: StoreCallFailure = (error, key, what) =>
-    this.emit({ type: 'error', key, operation: what as StoreOperation, error });
+    this.emit({ type: 'error', key, operation: what, error });
 
   /** Best-effort release of a lease nobody holds any more (a late or unwanted win). */
   giveBack(keys: readonly string[], token: string): void {

@@ -11,10 +11,7 @@ import type { WaitQueue } from './wait-queue.js';
 import type { Waiter } from './wait-queue.interface.js';
 
 /** A lease a release sets for the next waiter here, in the same call. */
-export interface Successor {
-  readonly token: string;
-  readonly ttl: number;
-}
+export type Successor = NonNullable<ReleaseOptions['successor']>;
 
 /** What a release reports to the engine that sent it. */
 export interface ReleaseOwner {

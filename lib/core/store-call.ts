@@ -1,11 +1,19 @@
 import { LockError, LockStoreError } from '../errors/lock.errors.js';
 import { afterPendingIo } from './after-pending-io.js';
 import { TimedCall, type CallDeadlines } from './call-deadlines.js';
+import type { LockEvent } from './lock.events.js';
 
 type PromiseExecutor<R> = ConstructorParameters<typeof Promise<R>>[0];
 
+/** What a store call does, as the `error` event names it. */
+export type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
+
 /** Hears of a failed store call before its caller does. */
-export type StoreCallFailure = (error: LockError, key: string | undefined, what: string) => void;
+export type StoreCallFailure = (
+  error: LockError,
+  key: string | undefined,
+  what: StoreOperation,
+) => void;
 
 /**
  * One store call, bounded by `deadlines.ms`: its promise settles with the answer as `map` reads
@@ -25,7 +33,7 @@ export abstract class StoreCall<T, R> extends TimedCall {
   constructor(
     deadlines: CallDeadlines,
     readonly key: string | undefined,
-    readonly what: string,
+    readonly what: StoreOperation,
     private readonly report?: StoreCallFailure,
   ) {
     super(deadlines);
@@ -113,7 +121,7 @@ class HookedCall<T, R> extends StoreCall<T, R> {
   constructor(
     deadlines: CallDeadlines,
     key: string | undefined,
-    what: string,
+    what: StoreOperation,
     private readonly hooks: CallHooks<T, R>,
     report?: StoreCallFailure,
   ) {
@@ -139,7 +147,7 @@ const NO_HOOKS: CallHooks<unknown, unknown> = Object.freeze({});
 export function callStore<T, R = T>(
   operation: Promise<T>,
   key: string | undefined,
-  what: string,
+  what: StoreOperation,
   deadlines: CallDeadlines,
   hooks = NO_HOOKS as CallHooks<T, R>,
   report?: StoreCallFailure,
