@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import type { Redis } from 'ioredis';
 import {
-  CORK_BATCH,
+  CORK_BACKLOG,
+  corkBatch,
   corkingSender,
   type CommandSender,
 } from '../../lib/stores/redis/command-sender.js';
@@ -43,7 +44,7 @@ describe('corkingSender on a real Redis', () => {
 
   it(`${COMMANDS} commands sent in one tick all resolve, with their replies in order`, async () => {
     const replies = burst('counter');
-    // The second command found the first awaiting its reply, so the socket is corked for now.
+    // From the fourth on, commands found CORK_BACKLOG awaiting replies: the socket is corked for now.
     expect(client.stream.writableCorked).toBe(1);
 
     expect(await Promise.all(replies)).toEqual(upTo(COMMANDS));
@@ -51,19 +52,27 @@ describe('corkingSender on a real Redis', () => {
     expect(await redis.probe.get('counter')).toBe(String(COMMANDS));
   });
 
-  it(`a long burst leaves in writes of at most ${CORK_BATCH} commands, all in order`, async () => {
+  it('a long burst: the first commands leave alone, the rest in batches that grow with the backlog', async () => {
     const socket = client.stream;
+    let alone = 0;
     let heldBack = 0;
-    const batches: number[] = [];
+    const batches: { size: number; limit: number }[] = [];
+    let limit = 0;
     const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+    const cork = socket.cork.bind(socket);
     const uncork = socket.uncork.bind(socket);
     // ioredis writes each command with one `write`; count those the cork holds back.
     socket.write = ((...args: unknown[]) => {
       if (socket.writableCorked > 0) heldBack++;
+      else alone++;
       return write(...args);
     }) as typeof socket.write;
+    socket.cork = () => {
+      limit = corkBatch(client.commandQueue.length);
+      cork();
+    };
     socket.uncork = () => {
-      batches.push(heldBack);
+      batches.push({ size: heldBack, limit });
       heldBack = 0;
       uncork();
     };
@@ -72,13 +81,17 @@ describe('corkingSender on a real Redis', () => {
       expect(await Promise.all(replies)).toEqual(upTo(COMMANDS));
     } finally {
       delete (socket as Partial<typeof socket>).write;
+      delete (socket as Partial<typeof socket>).cork;
       delete (socket as Partial<typeof socket>).uncork;
     }
 
-    // The first command went alone; the rest left in full batches and one last partial one.
-    expect(Math.max(...batches)).toBe(CORK_BATCH);
-    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(COMMANDS - 1);
-    expect(batches.length).toBe(Math.ceil((COMMANDS - 1) / CORK_BATCH));
+    // Until CORK_BACKLOG commands awaited replies, each went in its own write.
+    expect(alone).toBe(CORK_BACKLOG);
+    expect(batches.reduce((sum, batch) => sum + batch.size, 0)).toBe(COMMANDS - CORK_BACKLOG);
+    // Every batch but the last filled up to its limit, a quarter of the backlog it found.
+    for (const batch of batches.slice(0, -1)) expect(batch.size).toBe(batch.limit);
+    expect(batches[0].size).toBe(CORK_BACKLOG);
+    expect(Math.max(...batches.map((batch) => batch.size))).toBeGreaterThanOrEqual(COMMANDS >> 3);
   });
 
   it('uncorks on the next tick, before any reply, so a corked burst never waits for a reply', async () => {
