@@ -1,0 +1,125 @@
+/**
+ * Which corking rule serves uncontended locks best at C workers (`--c 8` by default): the
+ * library (`LockService`) with its Redis store sending through each rule, against raw as in
+ * the bench. Contenders take turns in runs of 300 ms, so the machine's swings fall on all of
+ * them alike; medians over the rounds of each run's ratio to raw's run in the same round, with
+ * Node's CPU per cycle (`process.cpuUsage`) and its share of the wall time.
+ * Rules: `behind B, batch N` corks a command while B or more await replies, up to N commands
+ * per write (`N = q/4` a quarter of the backlog, at least 3); `none` writes each at once.
+ * Run: `npm run build && node --import tsx bench/probes/cork-policy.ts [--c 8]`
+ * (starts its own redis-server unless REDIS_URL is set).
+ */
+import type { Redis } from 'ioredis';
+import { LockService } from '../../dist/index.js';
+import { directSender, type CommandSender } from '../../dist/stores/redis/command-sender.js';
+import { connect, quit } from '../contenders/connect.js';
+import { createContender, type Contender } from '../contenders/index.js';
+import { openRedisTarget } from '../redis-target.js';
+
+const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
+const RUN_MS = 300;
+const ROUNDS = Number(process.env.ROUNDS ?? 30);
+
+/** Corks behind a backlog of `behind`, in writes of `batch(backlog)` commands at most. */
+function corking(client: Redis, behind: number, batch: (backlog: number) => number): CommandSender {
+  const send = directSender(client);
+  let corked: Redis['stream'] | undefined;
+  let batched = 0;
+  let limit = 0;
+  const uncork = (): void => {
+    corked?.uncork();
+    corked = undefined;
+  };
+  return (command, args, read) => {
+    if (corked && ++batched > limit) uncork();
+    const backlog = client.commandQueue.length;
+    if (!corked && backlog >= behind && client.status === 'ready') {
+      corked = client.stream;
+      corked.cork();
+      batched = 1;
+      limit = batch(backlog);
+      process.nextTick(uncork);
+    }
+    return send(command, args, read);
+  };
+}
+
+const RULES: [string, ((client: Redis) => CommandSender) | undefined][] = [
+  ['library as built', undefined],
+  ['behind 1, batch 5', (client) => corking(client, 1, () => 5)],
+  ['behind 3, batch 3', (client) => corking(client, 3, () => 3)],
+  ['behind 3, batch q/4', (client) => corking(client, 3, (q) => Math.max(3, q >> 2))],
+  ['none', (client) => directSender(client)],
+];
+
+async function library(url: string, rule?: (client: Redis) => CommandSender): Promise<Contender> {
+  const client = await connect(url);
+  const service = new LockService({ redis: client });
+  await service.onModuleInit();
+  // The probe swaps the store's private sender; the store is otherwise as users get it.
+  if (rule) (service.engine as unknown as StoreHolder).context.config.store.send = rule(client);
+  return {
+    name: 'library',
+    settings: '',
+    async acquire(key, { ttl, wait }) {
+      const lock = await service.acquire(key, { ttl, wait });
+      return { release: async () => void (await lock.release()) };
+    },
+    close: async () => {
+      await service.onApplicationShutdown();
+      await quit(client);
+    },
+  };
+}
+
+interface StoreHolder {
+  context: { config: { store: { send: CommandSender } } };
+}
+
+const target = await openRedisTarget(() => undefined);
+const names = ['raw', ...RULES.map(([name]) => name)];
+const contenders = [await createContender('raw', target.url, 'defaults')];
+for (const [, rule] of RULES) contenders.push(await library(target.url, rule));
+
+const runs = contenders.map(() => [] as { rate: number; cpuUs: number; share: number }[]);
+let serial = 0;
+for (let round = -1; round < ROUNDS; round++) {
+  for (let step = 0; step < contenders.length; step++) {
+    const at = (round + 1 + step) % contenders.length;
+    const cpuBefore = process.cpuUsage();
+    const startedAt = performance.now();
+    const deadline = startedAt + RUN_MS;
+    let cycles = 0;
+    const caller = async (): Promise<void> => {
+      while (performance.now() < deadline) {
+        const held = await contenders[at].acquire(`cork:${serial++}`, {
+          ttl: 30_000,
+          wait: 10_000,
+        });
+        await held!.release();
+        cycles++;
+      }
+    };
+    await Promise.all(Array.from({ length: CALLERS }, caller));
+    const ms = performance.now() - startedAt;
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuUs = cpu.user + cpu.system;
+    if (round >= 0)
+      runs[at].push({ rate: cycles / ms, cpuUs: cpuUs / cycles, share: cpuUs / 1000 / ms });
+  }
+}
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1];
+console.log(`C = ${CALLERS}, ${ROUNDS} rounds of ${RUN_MS} ms per contender`);
+console.log(
+  `${'contender'.padEnd(22)} ${'× raw'.padStart(6)} ${'Node µs/cycle'.padStart(14)} ${'Node busy'.padStart(10)}`,
+);
+for (const [at, name] of names.entries()) {
+  const ratio = median(runs[at].map((run, round) => run.rate / runs[0][round].rate));
+  const cpu = median(runs[at].map((run) => run.cpuUs));
+  const share = median(runs[at].map((run) => run.share));
+  console.log(
+    `${name.padEnd(22)} ${ratio.toFixed(3).padStart(6)} ${cpu.toFixed(1).padStart(14)} ${`${(share * 100).toFixed(0)}%`.padStart(10)}`,
+  );
+}
+for (const contender of contenders) await contender.close();
+await target.close();
