@@ -15,9 +15,9 @@ export type CommandSender = (
  * a socket write. A write that finds Redis asleep wakes it, and on this 2-core VM that wake-up
  * is most of a write's cost; with this many commands ahead of it, Redis is still busy when the
  * held-back bytes leave, so holding them costs it no idle time. With fewer, Redis would run dry
- * while Node holds them, and Node would then wait on Redis: in bench scenario 1 (8 workers,
- * interleaved runs), corking behind any single command made 0.73–0.76× raw's locks/s, no
- * corking 0.78–0.89×, and corking behind 3 made 0.93–0.97×.
+ * while Node holds them, and Node would then wait on Redis. At 8 workers, in interleaved runs
+ * (`bench/probes/cork-policy.ts` and scratch runs like it), corking behind any single command
+ * made 0.72–0.81× raw's locks/s, no corking 0.78–0.89×, and corking behind 3 0.91–0.97×.
  */
 export const CORK_BACKLOG = 3;
 
