@@ -11,7 +11,12 @@
  */
 import type { Redis } from 'ioredis';
 import { LockService } from '../../dist/index.js';
-import { directSender, type CommandSender } from '../../dist/stores/redis/command-sender.js';
+import {
+  corkBatch,
+  corkingSender,
+  directSender,
+  type CommandSender,
+} from '../../dist/stores/redis/command-sender.js';
 import { connect, quit } from '../contenders/connect.js';
 import { createContender, type Contender } from '../contenders/index.js';
 import { openRedisTarget } from '../redis-target.js';
@@ -20,35 +25,11 @@ const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
 const RUN_MS = 300;
 const ROUNDS = Number(process.env.ROUNDS ?? 30);
 
-/** Corks behind a backlog of `behind`, in writes of `batch(backlog)` commands at most. */
-function corking(client: Redis, behind: number, batch: (backlog: number) => number): CommandSender {
-  const send = directSender(client);
-  let corked: Redis['stream'] | undefined;
-  let batched = 0;
-  let limit = 0;
-  const uncork = (): void => {
-    corked?.uncork();
-    corked = undefined;
-  };
-  return (command, args, read) => {
-    if (corked && ++batched > limit) uncork();
-    const backlog = client.commandQueue.length;
-    if (!corked && backlog >= behind && client.status === 'ready') {
-      corked = client.stream;
-      corked.cork();
-      batched = 1;
-      limit = batch(backlog);
-      process.nextTick(uncork);
-    }
-    return send(command, args, read);
-  };
-}
-
 const RULES: [string, ((client: Redis) => CommandSender) | undefined][] = [
   ['library as built', undefined],
-  ['behind 1, batch 5', (client) => corking(client, 1, () => 5)],
-  ['behind 3, batch 3', (client) => corking(client, 3, () => 3)],
-  ['behind 3, batch q/4', (client) => corking(client, 3, (q) => Math.max(3, q >> 2))],
+  ['behind 1, batch 5', (client) => corkingSender(client, { backlog: 1, batch: () => 5 })],
+  ['behind 3, batch 3', (client) => corkingSender(client, { backlog: 3, batch: () => 3 })],
+  ['behind 3, batch q/4', (client) => corkingSender(client, { backlog: 3, batch: corkBatch })],
   ['none', (client) => directSender(client)],
 ];
 

@@ -30,6 +30,16 @@ export function corkBatch(backlog: number): number {
   return Math.max(CORK_BACKLOG, backlog >> 2);
 }
 
+/** When to hold commands back, and how many per write: the library's rule, or a probe's. */
+export interface CorkRule {
+  /** Commands awaiting replies before a new one is held back. */
+  readonly backlog: number;
+  /** Most commands held back for one write, given the backlog found. */
+  readonly batch: (backlog: number) => number;
+}
+
+const LIBRARY_CORK_RULE: CorkRule = { backlog: CORK_BACKLOG, batch: corkBatch };
+
 /**
  * A command whose reply is read in the step ioredis parses it (`transformReply` is public
  * ioredis API): a `.then` to read it would cost every lock one more promise job.
@@ -80,7 +90,7 @@ export function directSender(client: Redis | Cluster): CommandSender {
  * connection is unchanged. ioredis's `commandQueue` holds the commands written and not yet
  * answered: reading it costs nothing per command.
  */
-export function corkingSender(client: Redis): CommandSender {
+export function corkingSender(client: Redis, rule: CorkRule = LIBRARY_CORK_RULE): CommandSender {
   const send = directSender(client);
   /** The socket now corked (captured: a reconnect mid-tick brings a new one), if any. */
   let corked: Redis['stream'] | undefined;
@@ -97,15 +107,17 @@ export function corkingSender(client: Redis): CommandSender {
   };
   return (command, args, read) => {
     if (corked && ++batched > batch) uncork();
-    const backlog = client.commandQueue.length;
-    if (!corked && backlog >= CORK_BACKLOG && client.status === 'ready') {
-      corked = client.stream;
-      corked.cork();
-      batched = 1;
-      batch = corkBatch(backlog);
-      if (!tickEndPending) {
-        tickEndPending = true;
-        process.nextTick(endOfTick);
+    if (!corked) {
+      const backlog = client.commandQueue.length;
+      if (backlog >= rule.backlog && client.status === 'ready') {
+        corked = client.stream;
+        corked.cork();
+        batched = 1;
+        batch = rule.batch(backlog);
+        if (!tickEndPending) {
+          tickEndPending = true;
+          process.nextTick(endOfTick);
+        }
       }
     }
     return send(command, args, read);
