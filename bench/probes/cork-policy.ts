@@ -20,6 +20,7 @@ import {
 import { connect, quit } from '../contenders/connect.js';
 import { createContender, type Contender } from '../contenders/index.js';
 import { openRedisTarget } from '../redis-target.js';
+import { median } from '../stats.js';
 
 const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
 const RUN_MS = 300;
@@ -89,7 +90,6 @@ for (let round = -1; round < ROUNDS; round++) {
       runs[at].push({ rate: cycles / ms, cpuUs: cpuUs / cycles, share: cpuUs / 1000 / ms });
   }
 }
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1];
 console.log(`C = ${CALLERS}, ${ROUNDS} rounds of ${RUN_MS} ms per contender`);
 console.log(
   `${'contender'.padEnd(22)} ${'× raw'.padStart(6)} ${'Node µs/cycle'.padStart(14)} ${'Node busy'.padStart(10)}`,

@@ -31,6 +31,7 @@ import { RedisLockStore } from '../../dist/stores/redis/redis-lock.store.js';
 import { connect, quit } from '../contenders/connect.js';
 import { createContender, type AcquireOptions, type Contender } from '../contenders/index.js';
 import { openRedisTarget } from '../redis-target.js';
+import { median } from '../stats.js';
 
 const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
 const ROUNDS = Number(process.env.ROUNDS ?? 80);
@@ -147,7 +148,6 @@ for (let round = -3; round < ROUNDS; round++) {
   }
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1];
 const cycles = ROUNDS * BLOCK * CALLERS;
 console.log(`C = ${CALLERS}, ${ROUNDS} rounds of ${BLOCK} cycles per worker and contender`);
 console.log(

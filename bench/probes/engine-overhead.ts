@@ -8,6 +8,7 @@
 import { LockService, type LockStore } from '../../dist/index.js';
 import { CallDeadlines } from '../../dist/core/call-deadlines.js';
 import { callStore } from '../../dist/core/store-call.js';
+import { median } from '../stats.js';
 
 const CYCLES = 20_000;
 const ROUNDS = 15;
@@ -72,7 +73,6 @@ for (let round = -2; round < ROUNDS; round++) {
     if (round >= 0) perCycle[at].push(((performance.now() - startedAt) / CYCLES) * 1000);
   }
 }
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1];
 const bare = median(perCycle[0]);
 for (const [at, [name]] of rows.entries()) {
   const spent = median(perCycle[at]);

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { turnsKeyOf } from '../../dist/stores/redis/key-slots.js';
 import { RELEASE } from '../../dist/stores/redis/redis-lock.scripts.js';
 import { openRedisTarget } from '../redis-target.js';
+import { median } from '../stats.js';
 
 const CYCLES = 20_000;
 /** Rounds of Redis-time batches, and releases per batch. */
@@ -52,7 +53,6 @@ const shas = await Promise.all(
 );
 const keysOf = (at: number, key: string): string[] =>
   LADDER[at].oneKey ? [key] : [key, turnsKeyOf(key)];
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 const spent = LADDER.map(() => [] as number[]);
 for (let i = 0; i < CYCLES; i++) {

@@ -14,6 +14,7 @@ import { newLockToken } from '../../dist/core/lock-token.js';
 import { connect, quit } from '../contenders/connect.js';
 import { createContender, type Contender } from '../contenders/index.js';
 import { openRedisTarget } from '../redis-target.js';
+import { median } from '../stats.js';
 
 /** Concurrent callers: `--c 8` (default 1). */
 const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 1) || 1;
@@ -84,7 +85,6 @@ for (let round = -5; round < ROUNDS; round++) {
     if (round >= 0) blockMs[at].push(performance.now() - startedAt);
   }
 }
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1];
 console.log(`C = ${CALLERS}`);
 console.log(`${'contender'.padEnd(18)} ${'µs per cycle'.padStart(12)} ${'× raw'.padStart(7)}`);
 for (const [at, { name }] of contenders.entries()) {
