@@ -15,6 +15,8 @@ export interface AttemptOwner {
 export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
   /** The queue of a first attempt, made outside it (nobody here held, waited or tried). */
   firstIn?: WaitQueue;
+  /** The id of the keys of a first attempt made without a queue, while it has none. */
+  lone?: string;
 
   constructor(
     private readonly owner: AttemptOwner,

@@ -35,8 +35,11 @@ export class HeldLock implements Lock, WatchedLease {
 
   constructor(
     private readonly keeper: LeaseKeeper,
-    /** The local queue of the lock's keys, which counts this lock as a holder. */
-    readonly queue: WaitQueue,
+    /**
+     * The local queue of the lock's keys, which counts this lock as a holder. A lock taken while
+     * nobody else here wanted its keys has none until somebody does (see `LockAcquirer`).
+     */
+    public queue: WaitQueue | undefined,
     { label, names, fullKeys, options }: LockRequest,
     grant: Grant,
   ) {

@@ -88,6 +88,17 @@ describe('local hand-offs', () => {
     expect(store.inner.keys()).toEqual([]);
   });
 
+  it('sends one attempt for requests that arrive together: the later ones wait here behind it', async () => {
+    const engine = createEngine();
+    const pending = [1, 2, 3].map(() => engine.acquire('k'));
+
+    for (const lock of pending) await (await lock).release();
+
+    expect(store.acquires).toHaveLength(1);
+    expect(store.releases).toHaveLength(1);
+    expect(engine.stats()).toEqual({ queues: 0, held: 0 });
+  });
+
   it('sends the release after localHandoffs passes in a row through the store, in FIFO order', async () => {
     const engine = createEngine({ localHandoffs: 2 });
     const holder = await engine.acquire('k');

@@ -4,7 +4,6 @@ import type {
   AcquireRequest,
   LockStore,
   NodeOutcome,
-  ReleaseListener,
 } from '../stores/lock-store.interface.js';
 import { shutDown, type EngineContext } from './engine-context.js';
 import type { Lock } from './lock.interface.js';
@@ -13,7 +12,10 @@ import { canInherit, leaseTtlOf, type LockRequest } from './lock-request.js';
 import { MAX_TTL } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
 import { WaitQueue } from './wait-queue.js';
+import { HeldLock } from './held-lock.js';
+import { KeyTable } from './key-table.js';
 import { AttemptCall, type AttemptOwner } from './attempt-call.js';
+import { createQueueDriver } from './queue-driver.js';
 import type { AttemptOutcome, QueueDriver, Waiter } from './wait-queue.interface.js';
 
 /** A store call pending this long (ms) is not a round trip any more. */
@@ -24,7 +26,12 @@ const SILENCE_FLOOR = 100;
  * bounded by the request's `wait` and `signal`.
  */
 export class LockAcquirer implements AttemptOwner {
-  private readonly queues = new Map<string, WaitQueue>();
+  /**
+   * The keys this process is busy with, and their queue. Until a second request here wants
+   * them, a first attempt and the lock it wins have no queue: most locks are uncontended, and
+   * for them a queue cost more than all their other bookkeeping together.
+   */
+  private readonly queues = new KeyTable<WaitQueue | AttemptCall | HeldLock>();
   /** Acquire attempts sent and not yet answered; shutdown waits for them. */
   private inFlight = 0;
   private drained?: () => void;
@@ -40,7 +47,9 @@ export class LockAcquirer implements AttemptOwner {
     private readonly context: EngineContext,
     private readonly leases: LockLeases,
   ) {
-    this.driver = this.createDriver();
+    this.driver = createQueueDriver(context, (queue) =>
+      this.queues.deleteIf(queueKey(queue.keys), queue),
+    );
   }
 
   get queueCount(): number {
@@ -52,24 +61,73 @@ export class LockAcquirer implements AttemptOwner {
     const { signal, wait } = request.options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.context.closed) return Promise.reject(shutDown(request.label));
-    const queue = this.queues.get(queueKey(request.fullKeys));
-    if (queue && wait === 0 && queue.heldHere) return Promise.reject(this.busy(request));
-    if (queue && wait > 0 && !queue.free) return this.enqueue(request, queue, false);
+    const id = queueKey(request.fullKeys);
+    const entry = this.queues.get(id);
+    if (!entry) return this.tryAlone(request, id);
+    const queue = entry instanceof WaitQueue ? entry : this.queueBehind(entry, request);
+    if (wait === 0 && queue.heldHere) return Promise.reject(this.busy(request));
+    if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
     return this.tryFirst(request, queue);
   }
 
   /**
-   * One attempt outside the queue (nobody here holds or waits); a busy key then queues. The
-   * attempt is sent first: the bookkeeping after it overlaps the round trip. Its answer
-   * becomes the caller's lock in the step it arrives.
+   * The first attempt on keys nobody here wants: no queue unless a second request comes. The
+   * answer becomes the caller's lock in the step it arrives.
    */
-  private tryFirst(request: LockRequest, existing: WaitQueue | undefined): Promise<Lock> {
+  private tryAlone(request: LockRequest, id: string): Promise<Lock> {
+    const call = this.attempt(request, undefined, request.startedAt);
+    call.lone = id;
+    this.queues.set(id, call);
+    return call.promise as Promise<Lock>;
+  }
+
+  /** A second request for keys a lone attempt or lock has: the queue they would have had. */
+  private queueBehind(lone: AttemptCall | HeldLock, request: LockRequest): WaitQueue {
+    const queue = this.createQueue(request);
+    if (lone instanceof HeldLock) {
+      lone.queue = queue;
+      queue.holderJoined();
+    } else {
+      lone.lone = undefined;
+      this.goFirstIn(lone, queue);
+    }
+    return queue;
+  }
+
+  /** One attempt outside a queue that nobody here holds or waits in; a busy key then queues. */
+  private tryFirst(request: LockRequest, queue: WaitQueue): Promise<Lock> {
     const call = this.attempt(request, undefined, request.startedAt);
     // Set before any answer can arrive: answers come in a later tick.
-    const queue = existing ?? this.createQueue(request);
-    queue.beginOutsideAttempt(request.startedAt);
-    call.firstIn = queue;
+    this.goFirstIn(call, queue);
     return call.promise as Promise<Lock>;
+  }
+
+  private goFirstIn(call: AttemptCall, queue: WaitQueue): void {
+    queue.beginOutsideAttempt(call.startedAt);
+    call.firstIn = queue;
+  }
+
+  /** A lone attempt's lock, also lone; a busy key gets a queue to wait in, as a first attempt. */
+  private afterLoneAttempt(call: AttemptCall, id: string, outcome: AttemptOutcome): unknown {
+    const { request } = call;
+    if ('pttl' in outcome) {
+      const queue = this.createQueue(request);
+      this.goFirstIn(call, queue);
+      return this.afterFirstAttempt(request, queue, outcome);
+    }
+    try {
+      const lock = this.leases.hold(request, undefined, outcome.grant);
+      this.queues.set(id, lock);
+      return lock;
+    } catch (error) {
+      this.queues.deleteIf(id, call);
+      throw error;
+    }
+  }
+
+  /** @internal A lock without a queue ended. */
+  loneEnded(lock: HeldLock): void {
+    this.queues.deleteIf(queueKey(lock.fullKeys), lock);
   }
 
   private afterFirstAttempt(
@@ -95,7 +153,9 @@ export class LockAcquirer implements AttemptOwner {
 
   /** Fails every waiter and waits for attempts already sent (shutdown). */
   async stop(error: Error): Promise<void> {
-    for (const queue of this.queues.values()) queue.failAll(error);
+    for (const entry of this.queues.entries()) {
+      if (entry instanceof WaitQueue) entry.failAll(error);
+    }
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
   }
 
@@ -164,7 +224,7 @@ export class LockAcquirer implements AttemptOwner {
   /** @internal An attempt's answer, in the step it arrives: a lock for a first attempt, else the outcome. */
   attemptAnswered(call: AttemptCall, attempt: AcquireAttempt): unknown {
     this.attemptSettled();
-    const { request, token, startedAt, firstIn } = call;
+    const { request, token, startedAt, firstIn, lone } = call;
     let outcome: AttemptOutcome;
     if (attempt.acquired) {
       const { ttl } = request.options;
@@ -174,59 +234,21 @@ export class LockAcquirer implements AttemptOwner {
       if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
       outcome = { pttl: attempt.pttl };
     }
-    return firstIn ? this.afterFirstAttempt(request, firstIn, outcome) : outcome;
+    if (firstIn) return this.afterFirstAttempt(request, firstIn, outcome);
+    return lone === undefined ? outcome : this.afterLoneAttempt(call, lone, outcome);
   }
 
   /** @internal */
   attemptFailed(call: AttemptCall): void {
     this.attemptSettled();
     call.firstIn?.endOutsideAttempt(false);
+    if (call.lone !== undefined) this.queues.deleteIf(call.lone, call);
   }
 
   private createQueue({ fullKeys, label }: LockRequest): WaitQueue {
     const queue = new WaitQueue(this.driver, fullKeys, label);
     this.queues.set(queueKey(fullKeys), queue);
     return queue;
-  }
-
-  /** Made once and shared by every queue, so an uncontended lock makes no closures for one. */
-  private createDriver(): QueueDriver {
-    return {
-      subscribe: (queue, onRelease) => this.subscribe(queue, onRelease),
-      leaveTurns: (queue) => {
-        for (const key of queue.keys) this.context.store.leaveTurns?.(key, queue.id);
-      },
-      discard: (queue, grant) => this.context.giveBack(queue.keys, grant.token),
-      idle: (queue) => {
-        const id = queueKey(queue.keys);
-        if (this.queues.get(id) === queue) this.queues.delete(id);
-      },
-      pollCap: this.context.config.pollCap,
-      localHandoffs: this.context.config.localHandoffs,
-      turnGrace: this.context.store.turnGrace,
-    };
-  }
-
-  private async subscribe(queue: WaitQueue, onRelease: ReleaseListener): Promise<() => void> {
-    const { context } = this;
-    const results = await Promise.allSettled(
-      queue.keys.map((key) =>
-        // A subscription confirmed after the timeout must still be undone, or it leaks.
-        context.storeCall(context.store.subscribe(key, onRelease), queue.label, 'subscribe', {
-          late: (late) => late(),
-        }),
-      ),
-    );
-    const unsubscribes = results.flatMap((result) =>
-      result.status === 'fulfilled' ? [result.value] : [],
-    );
-    const unsubscribeAll = (): void => unsubscribes.forEach((unsubscribe) => unsubscribe());
-    const failure = results.find((result) => result.status === 'rejected');
-    if (failure) {
-      unsubscribeAll();
-      throw failure.reason;
-    }
-    return unsubscribeAll;
   }
 
   /**

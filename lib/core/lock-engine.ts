@@ -24,7 +24,7 @@ export class LockEngine {
 
   constructor(config: LockEngineConfig) {
     this.context = new EngineContext(config);
-    this.leases = new LockLeases(this.context);
+    this.leases = new LockLeases(this.context, (lock) => this.acquirer.loneEnded(lock));
     this.acquirer = new LockAcquirer(this.context, this.leases);
     this.events$ = this.context.bus.events$;
   }

@@ -18,7 +18,11 @@ const RELEASED = Promise.resolve<ReleaseResult>('released');
 export class LockLeases implements LeaseKeeper, ReleaseOwner {
   private readonly watchdog: LeaseWatchdog<HeldLock>;
 
-  constructor(private readonly context: EngineContext) {
+  constructor(
+    private readonly context: EngineContext,
+    /** A lock without a queue (see `HeldLock.queue`) ended. */
+    private readonly loneEnded: (lock: HeldLock) => void,
+  ) {
     this.watchdog = new LeaseWatchdog<HeldLock>({
       extend: (leases) => context.storeCall(context.store.extend(leases), undefined, 'extend'),
       renewed: (lease, ttl) => context.emit({ type: 'renewed', key: (lease as HeldLock).key, ttl }),
@@ -32,12 +36,12 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     return this.watchdog.size;
   }
 
-  /** Turns a won attempt into a held lock of `queue`, which already counts it as a holder. */
-  hold(request: LockRequest, queue: WaitQueue, grant: Grant): HeldLock {
+  /** Turns a won attempt into a held lock of `queue` (which already counts it as a holder), if any. */
+  hold(request: LockRequest, queue: WaitQueue | undefined, grant: Grant): HeldLock {
     const { options } = request;
     if (this.context.closed) {
       if (grant.from) this.watchdog.delete(grant.from);
-      queue.holderLeft(false);
+      queue?.holderLeft(false);
       this.context.giveBack(request.fullKeys, grant.token);
       throw shutDown(request.label);
     }
@@ -157,6 +161,7 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
 
   private forget(lock: HeldLock, how: 'released' | 'lost'): void {
     this.watchdog.delete(lock);
-    lock.queue.holderLeft(how === 'released');
+    if (lock.queue) lock.queue.holderLeft(how === 'released');
+    else this.loneEnded(lock);
   }
 }

@@ -74,6 +74,11 @@ export class WaitQueue {
     this.settleIfIdle();
   }
 
+  /** A lock taken before this queue existed now counts as held here (see `LockAcquirer`). */
+  holderJoined(): void {
+    this.won();
+  }
+
   /** Queues a waiter; `first` puts it ahead of those that arrived while it was trying. */
   enqueue(waiter: Waiter, first = false): void {
     if (first) this.waiters.unshift(waiter);
