@@ -13,7 +13,6 @@ import { MAX_TTL } from './lock-options.validation.js';
 import { newLockToken } from './lock-token.js';
 import { WaitQueue } from './wait-queue.js';
 import { HeldLock } from './held-lock.js';
-import { KeyTable } from './key-table.js';
 import { AttemptCall, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from './queue-driver.js';
 import type { AttemptOutcome, QueueDriver, Waiter } from './wait-queue.interface.js';
@@ -28,10 +27,10 @@ const SILENCE_FLOOR = 100;
 export class LockAcquirer implements AttemptOwner {
   /**
    * The keys this process is busy with, and their queue. Until a second request here wants
-   * them, a first attempt and the lock it wins have no queue: most locks are uncontended, and
-   * for them a queue cost more than all their other bookkeeping together.
+   * them, a first attempt and the lock it wins stand here alone, without a queue: most locks
+   * are uncontended, and a queue made and dropped for each of them does nothing.
    */
-  private readonly queues = new KeyTable<WaitQueue | AttemptCall | HeldLock>();
+  private readonly queues = new Map<string, WaitQueue | AttemptCall | HeldLock>();
   /** Acquire attempts sent and not yet answered; shutdown waits for them. */
   private inFlight = 0;
   private drained?: () => void;
@@ -48,7 +47,7 @@ export class LockAcquirer implements AttemptOwner {
     private readonly leases: LockLeases,
   ) {
     this.driver = createQueueDriver(context, (queue) =>
-      this.queues.deleteIf(queueKey(queue.keys), queue),
+      this.forgetEntry(queueKey(queue.keys), queue),
     );
   }
 
@@ -120,14 +119,19 @@ export class LockAcquirer implements AttemptOwner {
       this.queues.set(id, lock);
       return lock;
     } catch (error) {
-      this.queues.deleteIf(id, call);
+      this.forgetEntry(id, call);
       throw error;
     }
   }
 
+  /** Drops the keys' entry if it is still `entry` (a queue may have taken its place). */
+  private forgetEntry(id: string, entry: WaitQueue | AttemptCall | HeldLock): void {
+    if (this.queues.get(id) === entry) this.queues.delete(id);
+  }
+
   /** @internal A lock without a queue ended. */
   loneEnded(lock: HeldLock): void {
-    this.queues.deleteIf(queueKey(lock.fullKeys), lock);
+    this.forgetEntry(queueKey(lock.fullKeys), lock);
   }
 
   private afterFirstAttempt(
@@ -153,7 +157,7 @@ export class LockAcquirer implements AttemptOwner {
 
   /** Fails every waiter and waits for attempts already sent (shutdown). */
   async stop(error: Error): Promise<void> {
-    for (const entry of this.queues.entries()) {
+    for (const entry of this.queues.values()) {
       if (entry instanceof WaitQueue) entry.failAll(error);
     }
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
@@ -242,7 +246,7 @@ export class LockAcquirer implements AttemptOwner {
   attemptFailed(call: AttemptCall): void {
     this.attemptSettled();
     call.firstIn?.endOutsideAttempt(false);
-    if (call.lone !== undefined) this.queues.deleteIf(call.lone, call);
+    if (call.lone !== undefined) this.forgetEntry(call.lone, call);
   }
 
   private createQueue({ fullKeys, label }: LockRequest): WaitQueue {
