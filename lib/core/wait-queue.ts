@@ -25,6 +25,8 @@ export class WaitQueue {
   private outsideSince?: number;
   /** Hand-offs inside this process since the lock last came from the store. */
   private passes = 0;
+  /** The lock held here was set for its holder by a release here (see `heir`). */
+  private inherited = false;
   /** The head's last attempt failed, so the store may have this queue in its turn list. */
   private inLine = false;
 
@@ -51,9 +53,12 @@ export class WaitQueue {
     return this.holders > 0;
   }
 
-  /** The lock held here came by a local hand-off: the key is hot in this process. */
+  /**
+   * The lock held here came from another holder here, by a local hand-off or by a release that
+   * set it for its holder: the key is hot in this process.
+   */
   get handingOn(): boolean {
-    return this.passes > 0;
+    return this.passes > 0 || this.inherited;
   }
 
   /** True while some waiter here still wants the lock. */
@@ -142,7 +147,7 @@ export class WaitQueue {
    * the key to another process's turn (see `noteRelease`), the head waits to be called.
    */
   heirAnswered(heir: Waiter, grant: Grant | undefined): void {
-    if (grant) this.hand(heir, grant);
+    if (grant) this.hand(heir, grant, true);
     this.endOutsideAttempt(false, !this.contested);
   }
 
@@ -251,10 +256,11 @@ export class WaitQueue {
   }
 
   /** The grant was won with the head's options (ttl, fencing), so only the head may take it. */
-  private hand(head: Waiter, grant: Grant): void {
+  private hand(head: Waiter, grant: Grant, inherited = false): void {
     if (this.waiters[0] !== head) return this.driver.discard(this, grant);
     this.waiters.shift();
     this.won();
+    this.inherited = inherited;
     head.deliver(grant);
   }
 
@@ -262,6 +268,7 @@ export class WaitQueue {
   private won(): void {
     this.holders++;
     this.passes = 0;
+    this.inherited = false;
   }
 
   /**
