@@ -26,7 +26,6 @@ import {
 import { prepareLockRequest, type LockRequest } from '../../dist/core/lock-request.js';
 import { newLockToken } from '../../dist/core/lock-token.js';
 import { callStore } from '../../dist/core/store-call.js';
-import type { WaitQueue } from '../../dist/core/wait-queue.js';
 import { RedisLockStore } from '../../dist/stores/redis/redis-lock.store.js';
 import { connect, quit } from '../contenders/connect.js';
 import { createContender, type AcquireOptions, type Contender } from '../contenders/index.js';
@@ -88,7 +87,7 @@ function layered(name: string, parts: Part[], store: RedisLockStore): Contender 
       const expiresAt = startedAt + resolved.ttl;
       const grant = { token, startedAt, expiresAt };
       const lock = has.has('watchdog')
-        ? new HeldLock(keeper, {} as WaitQueue, lockRequest, grant)
+        ? new HeldLock(keeper, undefined, lockRequest, grant)
         : { keys, token, expiresAt };
       if (lock instanceof HeldLock) watchdog.add(lock, startedAt);
       else held.add(lock);

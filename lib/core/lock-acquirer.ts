@@ -20,6 +20,9 @@ import type { AttemptOutcome, QueueDriver, Waiter } from './wait-queue.interface
 /** A store call pending this long (ms) is not a round trip any more. */
 const SILENCE_FLOOR = 100;
 
+/** What this process is doing with a set of keys: a queue, or one attempt or lock alone. */
+type KeyEntry = WaitQueue | AttemptCall | HeldLock;
+
 /**
  * Takes locks: one attempt when nobody here waits, else a place in the key's local FIFO queue,
  * bounded by the request's `wait` and `signal`.
@@ -30,7 +33,7 @@ export class LockAcquirer implements AttemptOwner {
    * them, a first attempt and the lock it wins stand here alone, without a queue: most locks
    * are uncontended, and a queue made and dropped for each of them does nothing.
    */
-  private readonly queues = new Map<string, WaitQueue | AttemptCall | HeldLock>();
+  private readonly busyKeys = new Map<string, KeyEntry>();
   /** Acquire attempts sent and not yet answered; shutdown waits for them. */
   private inFlight = 0;
   private drained?: () => void;
@@ -52,7 +55,7 @@ export class LockAcquirer implements AttemptOwner {
   }
 
   get queueCount(): number {
-    return this.queues.size;
+    return this.busyKeys.size;
   }
 
   /** Not async, so a queued request's lock reaches the caller in as few ticks as possible. */
@@ -61,7 +64,7 @@ export class LockAcquirer implements AttemptOwner {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.context.closed) return Promise.reject(shutDown(request.label));
     const id = queueKey(request.fullKeys);
-    const entry = this.queues.get(id);
+    const entry = this.busyKeys.get(id);
     if (!entry) return this.tryAlone(request, id);
     const queue = entry instanceof WaitQueue ? entry : this.queueBehind(entry, request);
     if (wait === 0 && queue.heldHere) return Promise.reject(this.busy(request));
@@ -76,7 +79,7 @@ export class LockAcquirer implements AttemptOwner {
   private tryAlone(request: LockRequest, id: string): Promise<Lock> {
     const call = this.attempt(request, undefined, request.startedAt);
     call.lone = id;
-    this.queues.set(id, call);
+    this.busyKeys.set(id, call);
     return call.promise as Promise<Lock>;
   }
 
@@ -116,7 +119,7 @@ export class LockAcquirer implements AttemptOwner {
     }
     try {
       const lock = this.leases.hold(request, undefined, outcome.grant);
-      this.queues.set(id, lock);
+      this.busyKeys.set(id, lock);
       return lock;
     } catch (error) {
       this.forgetEntry(id, call);
@@ -125,8 +128,8 @@ export class LockAcquirer implements AttemptOwner {
   }
 
   /** Drops the keys' entry if it is still `entry` (a queue may have taken its place). */
-  private forgetEntry(id: string, entry: WaitQueue | AttemptCall | HeldLock): void {
-    if (this.queues.get(id) === entry) this.queues.delete(id);
+  private forgetEntry(id: string, entry: KeyEntry): void {
+    if (this.busyKeys.get(id) === entry) this.busyKeys.delete(id);
   }
 
   /** @internal A lock without a queue ended. */
@@ -157,7 +160,7 @@ export class LockAcquirer implements AttemptOwner {
 
   /** Fails every waiter and waits for attempts already sent (shutdown). */
   async stop(error: Error): Promise<void> {
-    for (const entry of this.queues.values()) {
+    for (const entry of this.busyKeys.values()) {
       if (entry instanceof WaitQueue) entry.failAll(error);
     }
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
@@ -251,7 +254,7 @@ export class LockAcquirer implements AttemptOwner {
 
   private createQueue({ fullKeys, label }: LockRequest): WaitQueue {
     const queue = new WaitQueue(this.driver, fullKeys, label);
-    this.queues.set(queueKey(fullKeys), queue);
+    this.busyKeys.set(queueKey(fullKeys), queue);
     return queue;
   }
 
