@@ -15,6 +15,7 @@ import { WaitQueue } from './wait-queue.js';
 import { HeldLock } from './held-lock.js';
 import { AttemptCall, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from './queue-driver.js';
+import { BusyKeys } from './busy-keys.js';
 import type { AttemptOutcome, QueueDriver, Waiter } from './wait-queue.interface.js';
 
 /** A store call pending this long (ms) is not a round trip any more. */
@@ -33,7 +34,7 @@ export class LockAcquirer implements AttemptOwner {
    * them, a first attempt and the lock it wins stand here alone, without a queue: most locks
    * are uncontended, and a queue made and dropped for each of them does nothing.
    */
-  private readonly busyKeys = new Map<string, KeyEntry>();
+  private readonly busyKeys = new BusyKeys<KeyEntry>();
   /** Acquire attempts sent and not yet answered; shutdown waits for them. */
   private inFlight = 0;
   private drained?: () => void;
@@ -129,7 +130,7 @@ export class LockAcquirer implements AttemptOwner {
 
   /** Drops the keys' entry if it is still `entry` (a queue may have taken its place). */
   private forgetEntry(id: string, entry: KeyEntry): void {
-    if (this.busyKeys.get(id) === entry) this.busyKeys.delete(id);
+    this.busyKeys.deleteIf(id, entry);
   }
 
   /** @internal A lock without a queue ended. */
