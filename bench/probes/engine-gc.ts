@@ -116,8 +116,8 @@ function readTrace(trace: string): GcFigures {
     if (kind === 'Scavenge') {
       scavenges++;
       scavengeMs += Number(ms);
-      // The young survivors of a scavenge are a few KB here, so what the heap grew by from one
-      // scavenge to the next was moved to the old generation.
+      // Few objects here live through one scavenge and not the next (8 locks in flight), so
+      // what the heap grew by from one scavenge to the next was moved to the old generation.
       if (lastAfter !== undefined) {
         promoted += Math.max(0, Number(after) - lastAfter);
         steps++;
