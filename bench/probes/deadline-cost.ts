@@ -1,6 +1,6 @@
 /**
  * What a deadline on every store call costs per uncontended lock at C workers (`--c 8` by
- * default), and what it would cost without a promise of its own. Four clients send raw's two
+ * default), and what it would cost without a promise of its own. Five clients send raw's two
  * commands (SET NX PX, then a compare-and-delete script), each command built as the library's
  * Redis store builds it and sent on its own ioredis connection:
  * - `raw`: the bench's raw contender (ioredis's own `set` and `evalsha`);
@@ -9,7 +9,10 @@
  *   (`callStore`), as every acquire and release of the library is: one more promise per call;
  * - `+ deadline on the command`: the same deadline list (`CallDeadlines`) timing the ioredis
  *   command itself, which it would reject on expiry (as ioredis's own `commandTimeout` does);
- *   the reply ends the timing as it is parsed, and the caller awaits ioredis's promise.
+ *   the reply ends the timing as it is parsed, and the caller awaits ioredis's promise;
+ * - `with its reject wrapped`: the same, with the command's `reject` (public ioredis API)
+ *   replaced by a closure that calls it, as a store would need to turn failures into its own
+ *   errors.
  * Contenders take turns in blocks of 400 cycles per worker, in an order rotated every round;
  * figures are medians over the rounds of each block's speed against raw's block in the same
  * round. Run: `npm run build && node --import tsx bench/probes/deadline-cost.ts [--c 8]`
@@ -32,7 +35,7 @@ const RELEASE =
 const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
 const DEADLINE_MS = 5_000;
 
-type Deadline = 'none' | 'store call' | 'command';
+type Deadline = 'none' | 'store call' | 'command' | 'command, reject wrapped';
 
 /** A command that ends its timing in the step its reply is parsed. */
 class TimedCommand extends Command {
@@ -65,9 +68,15 @@ async function commandsClient(name: string, url: string, deadline: Deadline): Pr
   const options = { replyEncoding: 'utf8' } as const;
   const send = (command: string, args: (string | number)[]): Promise<unknown> => {
     const sent = new TimedCommand(command, args, options);
-    if (deadline === 'command') {
+    if (deadline !== 'none' && deadline !== 'store call') {
       sent.timing = new CommandTiming(deadlines, sent);
       deadlines.track(sent.timing);
+    }
+    if (deadline === 'command, reject wrapped') {
+      // What turning each failure into the caller's error would take: ioredis's `reject`,
+      // replaced by a closure of our own that calls it.
+      const reject = sent.reject;
+      sent.reject = (error) => reject(error);
     }
     const reply = client.sendCommand(sent) as Promise<unknown>;
     if (deadline !== 'store call') return reply;
@@ -91,6 +100,7 @@ const contenders: Contender[] = [
   await commandsClient('commands', target.url, 'none'),
   await commandsClient('+ store-call deadline', target.url, 'store call'),
   await commandsClient('+ deadline on the command', target.url, 'command'),
+  await commandsClient('  with its `reject` wrapped', target.url, 'command, reject wrapped'),
 ];
 const blockMs = contenders.map(() => [] as number[]);
 let serial = 0;
