@@ -1,4 +1,4 @@
-import { LockBusyError, LockStoreError } from '../errors/lock.errors.js';
+import { LockBusyError } from '../errors/lock.errors.js';
 import type {
   AcquireAttempt,
   AcquireRequest,
@@ -8,18 +8,15 @@ import type {
 import { shutDown, type EngineContext } from './engine-context.js';
 import type { Lock } from './lock.interface.js';
 import type { LockLeases } from './lock-leases.js';
-import { canInherit, leaseTtlOf, type LockRequest } from './lock-request.js';
-import { MAX_TTL } from './lock-options.validation.js';
+import { leaseTtlOf, type LockRequest } from './lock-request.js';
 import { newLockToken } from './lock-token.js';
 import { WaitQueue } from './wait-queue.js';
 import { HeldLock } from './held-lock.js';
 import { AttemptCall, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from './queue-driver.js';
 import { BusyKeys } from './busy-keys.js';
-import type { AttemptOutcome, QueueDriver, Waiter } from './wait-queue.interface.js';
-
-/** A store call pending this long (ms) is not a round trip any more. */
-const SILENCE_FLOOR = 100;
+import type { AttemptOutcome, QueueDriver } from './wait-queue.interface.js';
+import { waitInQueue, type WaitingRoom } from './queued-wait.js';
 
 /** What this process is doing with a set of keys: a queue, or one attempt or lock alone. */
 type KeyEntry = WaitQueue | AttemptCall | HeldLock;
@@ -45,6 +42,12 @@ export class LockAcquirer implements AttemptOwner {
   private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
 
   private readonly driver: QueueDriver;
+  private readonly room: WaitingRoom = {
+    attempt: (request, queueId) =>
+      this.attempt(request, queueId, performance.now()).promise as Promise<AttemptOutcome>,
+    hold: (request, queue, grant) => this.leases.hold(request, queue, grant),
+    busy: (request) => this.busy(request),
+  };
 
   constructor(
     private readonly context: EngineContext,
@@ -168,50 +171,8 @@ export class LockAcquirer implements AttemptOwner {
   }
 
   private enqueue(request: LockRequest, queue: WaitQueue, first: boolean): Promise<Lock> {
-    const { wait, signal } = request.options;
     if (this.context.closed) return Promise.reject(shutDown(request.label));
-    return new Promise<Lock>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (): void => {
-        waiter.settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const giveUp = (error: unknown): void => {
-        if (waiter.settled) return;
-        finish();
-        queue.withdraw(waiter);
-        reject(error);
-      };
-      const onAbort = (): void => giveUp(signal!.reason);
-      const waiter: Waiter & { settled: boolean } = {
-        settled: false,
-        canInherit: (grant) => canInherit(request, grant),
-        successorTtl: request.options.fencing ? undefined : leaseTtlOf(request),
-        attempt: (queueId) =>
-          this.attempt(request, queueId, performance.now()).promise as Promise<AttemptOutcome>,
-        deliver: (grant) => {
-          finish();
-          try {
-            resolve(this.leases.hold(request, queue, grant));
-          } catch (error) {
-            reject(error);
-          }
-        },
-        fail: (error) => {
-          finish();
-          reject(error);
-        },
-      };
-      const remaining = request.startedAt + wait - performance.now();
-      if (remaining < MAX_TTL) {
-        timer = setTimeout(() => giveUp(this.waitRanOut(request, queue)), Math.max(1, remaining));
-      }
-      // The signal may have fired while the first attempt was in flight: no event comes then.
-      if (signal?.aborted) return giveUp(signal.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      queue.enqueue(waiter, first);
-    });
+    return waitInQueue(request, queue, first, this.room);
   }
 
   /**
@@ -257,22 +218,6 @@ export class LockAcquirer implements AttemptOwner {
     const queue = new WaitQueue(this.driver, fullKeys, label);
     this.busyKeys.set(queueKey(fullKeys), queue);
     return queue;
-  }
-
-  /**
-   * Busy, unless the store left the queue without an answer for much of the wait, and for longer
-   * than any healthy round trip takes (a short wait is mostly one call in flight).
-   */
-  private waitRanOut(request: LockRequest, queue: WaitQueue): Error {
-    const silent = queue.silentSince();
-    const { wait } = request.options;
-    const pending = silent === undefined ? 0 : performance.now() - silent;
-    if (pending < Math.max(wait / 2, SILENCE_FLOOR)) return this.busy(request);
-    return new LockStoreError(
-      request.label,
-      `the store has not answered for ${Math.round(pending)} ms of the wait of ${wait} ms, so this ` +
-        'may not be contention. Check the Redis connection.',
-    );
   }
 
   private busy(request: LockRequest): LockBusyError {
