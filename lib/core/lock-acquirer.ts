@@ -54,7 +54,7 @@ export class LockAcquirer implements AttemptOwner {
     private readonly leases: LockLeases,
   ) {
     this.driver = createQueueDriver(context, (queue) =>
-      this.forgetEntry(queueKey(queue.keys), queue),
+      this.busyKeys.deleteIf(queueKey(queue.keys), queue),
     );
   }
 
@@ -126,19 +126,14 @@ export class LockAcquirer implements AttemptOwner {
       this.busyKeys.set(id, lock);
       return lock;
     } catch (error) {
-      this.forgetEntry(id, call);
+      this.busyKeys.deleteIf(id, call);
       throw error;
     }
   }
 
-  /** Drops the keys' entry if it is still `entry` (a queue may have taken its place). */
-  private forgetEntry(id: string, entry: KeyEntry): void {
-    this.busyKeys.deleteIf(id, entry);
-  }
-
   /** @internal A lock without a queue ended. */
   loneEnded(lock: HeldLock): void {
-    this.forgetEntry(queueKey(lock.fullKeys), lock);
+    this.busyKeys.deleteIf(queueKey(lock.fullKeys), lock);
   }
 
   private afterFirstAttempt(
@@ -211,7 +206,7 @@ export class LockAcquirer implements AttemptOwner {
   attemptFailed(call: AttemptCall): void {
     this.attemptSettled();
     call.firstIn?.endOutsideAttempt(false);
-    if (call.lone !== undefined) this.forgetEntry(call.lone, call);
+    if (call.lone !== undefined) this.busyKeys.deleteIf(call.lone, call);
   }
 
   private createQueue({ fullKeys, label }: LockRequest): WaitQueue {
