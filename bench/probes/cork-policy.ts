@@ -21,6 +21,7 @@ import { connect, quit } from '../contenders/connect.js';
 import { createContender, type Contender } from '../contenders/index.js';
 import { openRedisTarget } from '../redis-target.js';
 import { median } from '../stats.js';
+import { cycleUncontended } from './uncontended-cycles.js';
 
 const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
 const RUN_MS = 300;
@@ -64,25 +65,12 @@ const contenders = [await createContender('raw', target.url, 'defaults')];
 for (const [, rule] of RULES) contenders.push(await library(target.url, rule));
 
 const runs = contenders.map(() => [] as { rate: number; cpuUs: number; share: number }[]);
-let serial = 0;
 for (let round = -1; round < ROUNDS; round++) {
   for (let step = 0; step < contenders.length; step++) {
     const at = (round + 1 + step) % contenders.length;
     const cpuBefore = process.cpuUsage();
     const startedAt = performance.now();
-    const deadline = startedAt + RUN_MS;
-    let cycles = 0;
-    const caller = async (): Promise<void> => {
-      while (performance.now() < deadline) {
-        const held = await contenders[at].acquire(`cork:${serial++}`, {
-          ttl: 30_000,
-          wait: 10_000,
-        });
-        await held!.release();
-        cycles++;
-      }
-    };
-    await Promise.all(Array.from({ length: CALLERS }, caller));
+    const cycles = await cycleUncontended(contenders[at], CALLERS, RUN_MS, 'cork');
     const ms = performance.now() - startedAt;
     const cpu = process.cpuUsage(cpuBefore);
     const cpuUs = cpu.user + cpu.system;

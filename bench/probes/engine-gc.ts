@@ -16,6 +16,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { createContender } from '../contenders/index.js';
 import { openRedisTarget } from '../redis-target.js';
+import { cycleUncontended } from './uncontended-cycles.js';
 
 const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -40,26 +41,9 @@ else await runParent();
 
 async function runChild(name: (typeof CONTENDERS)[number]): Promise<void> {
   const contender = await createContender(name, process.env.ENGINE_GC_URL!, 'defaults');
-  let serial = 0;
-  const loop = async (ms: number): Promise<number> => {
-    const deadline = performance.now() + ms;
-    let cycles = 0;
-    const worker = async (): Promise<void> => {
-      while (performance.now() < deadline) {
-        const held = await contender.acquire(`gc:${process.pid}:${serial++}`, {
-          ttl: 30_000,
-          wait: 10_000,
-        });
-        await held!.release();
-        cycles++;
-      }
-    };
-    await Promise.all(Array.from({ length: CALLERS }, worker));
-    return cycles;
-  };
-  await loop(WARM_MS);
+  await cycleUncontended(contender, CALLERS, WARM_MS, 'gc');
   console.log(START);
-  const cycles = await loop(MEASURE_MS);
+  const cycles = await cycleUncontended(contender, CALLERS, MEASURE_MS, 'gc');
   console.log(`engine-gc: cycles ${cycles}`);
   await contender.close();
 }

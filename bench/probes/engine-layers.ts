@@ -12,7 +12,6 @@
  * Run: `npm run build && node --import tsx bench/probes/engine-layers.ts [--c 8]`
  * (starts its own redis-server unless REDIS_URL is set; ROUNDS=80 by default).
  */
-import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { CallDeadlines } from '../../dist/core/call-deadlines.js';
 import { HeldLock, type LeaseKeeper } from '../../dist/core/held-lock.js';
@@ -31,6 +30,7 @@ import { connect, quit } from '../contenders/connect.js';
 import { createContender, type AcquireOptions, type Contender } from '../contenders/index.js';
 import { openRedisTarget } from '../redis-target.js';
 import { median } from '../stats.js';
+import { mainThreadCpuMs } from './main-thread-cpu.js';
 
 const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
 const ROUNDS = Number(process.env.ROUNDS ?? 80);
@@ -107,13 +107,6 @@ function layered(name: string, parts: Part[], store: RedisLockStore): Contender 
   };
 }
 
-/** CPU time of this process's main thread so far, µs (`/proc` counts in 10 ms ticks). */
-function mainThreadCpuUs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
 const target = await openRedisTarget(() => undefined);
 const contenders: Contender[] = [await createContender('raw', target.url, 'defaults')];
 for (const [name, parts] of LAYERS) {
@@ -126,7 +119,7 @@ let serial = 0;
 for (let round = -3; round < ROUNDS; round++) {
   for (let step = 0; step < contenders.length; step++) {
     const at = (round + 3 + step) % contenders.length;
-    const mainBefore = mainThreadCpuUs();
+    const mainBefore = mainThreadCpuMs();
     const cpuBefore = process.cpuUsage();
     const startedAt = performance.now();
     const caller = async (): Promise<void> => {
@@ -142,7 +135,7 @@ for (let round = -3; round < ROUNDS; round++) {
     const block = blocks[at];
     block.ms.push(ms);
     block.cpuUs += cpu.user + cpu.system;
-    block.mainUs += mainThreadCpuUs() - mainBefore;
+    block.mainUs += (mainThreadCpuMs() - mainBefore) * 1000;
     block.wallUs += ms * 1000;
   }
 }
