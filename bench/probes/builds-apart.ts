@@ -7,12 +7,15 @@
  * default, after 2 unmeasured). Figures: median cycles/s; × raw, the median over the rounds
  * of each block's speed against raw's block of the same round; the main thread's median share
  * of the wall time (`/proc`, 10 ms ticks), which shows a client left waiting on Redis.
- * Run: `npm run build && cp -r dist /tmp/before && ... && node --import tsx
- * bench/probes/builds-apart.ts [--c 8] [dir ...]`, where each dir is a copy of `dist`
- * (none: the repo's own). Starts its own redis-server unless REDIS_URL is set.
+ * Run: `npm run build && node --import tsx bench/probes/builds-apart.ts [--c 8] [dir ...]`,
+ * where each dir is a copy of `dist` with a `package.json` of `{"type":"module"}` in it, as
+ * the repo has. Without it, tsx compiles the copy again and wraps its named closures in
+ * `__name` calls, some of them made per lock, so the copy is no longer the build it was.
+ * No dir: the repo's own `dist`. Starts its own redis-server unless REDIS_URL is set.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createContender, type Contender } from '../contenders/index.js';
@@ -99,6 +102,20 @@ async function runChild(who: string, url: string): Promise<void> {
 async function open(who: string, url: string): Promise<Contender> {
   if (who === 'raw') return createContender('raw', url, 'defaults');
   if (!who) return createLibrary(url);
+  checkModuleScope(who);
   const build = (await import(resolve(who, 'index.js'))) as LibraryBuild;
   return createLibrary(url, build, basename(who));
+}
+
+/** A copy of `dist` outside the repo must be an ES module package, as `dist` is inside it. */
+function checkModuleScope(dir: string): void {
+  const manifest = resolve(dir, 'package.json');
+  const type = existsSync(manifest)
+    ? (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: string }).type
+    : undefined;
+  if (type !== 'module') {
+    throw new Error(
+      `${dir}: add a package.json of {"type":"module"}, or tsx compiles the copy again`,
+    );
+  }
 }

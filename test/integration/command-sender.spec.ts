@@ -1,3 +1,5 @@
+import { jest } from '@jest/globals';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Redis } from 'ioredis';
 import {
@@ -6,6 +8,7 @@ import {
   corkingSender,
   type CommandSender,
 } from '../../lib/stores/redis/command-sender.js';
+import { runScript } from '../../lib/stores/redis/script-runner.js';
 import { useRedisServer } from '../harness/use-redis.js';
 
 const COMMANDS = 200;
@@ -174,6 +177,39 @@ describe('corkingSender on a real Redis', () => {
     } finally {
       prefixed.disconnect();
       friendly.disconnect();
+    }
+  });
+
+  it('ioredis takes its copy of the arguments as it is: no Array.prototype.flat per command', async () => {
+    const flat = jest.spyOn(Array.prototype, 'flat');
+    try {
+      const args = ['flat', 'v', 'PX', 60_000];
+      const sent = send('set', args);
+      expect(flat).not.toHaveBeenCalled();
+      expect(await sent).toBe('OK');
+      // ioredis turned the ttl into a string in its copy, not in the caller's array.
+      expect(args).toEqual(['flat', 'v', 'PX', 60_000]);
+    } finally {
+      flat.mockRestore();
+    }
+    expect(await redis.probe.pttl('flat')).toBeGreaterThan(59_000);
+  });
+
+  it('a script resent after NOSCRIPT on a prefixed client touches its key, prefixed once', async () => {
+    const prefixed = client.duplicate({ keyPrefix: 'pre:' });
+    try {
+      await once(prefixed, 'ready');
+      const prefixedSend = corkingSender(prefixed);
+      const body = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
+      const script = { body, sha: createHash('sha1').update(body).digest('hex') };
+      await redis.probe.script('FLUSH');
+
+      expect(await runScript(prefixedSend, script, ['count'], [5])).toBe(5);
+      expect(await runScript(prefixedSend, script, ['count'], [5])).toBe(10);
+      expect(await redis.probe.get('pre:count')).toBe('10');
+      expect(await redis.probe.exists('pre:pre:count')).toBe(0);
+    } finally {
+      prefixed.disconnect();
     }
   });
 
