@@ -3,9 +3,10 @@ import { sleep } from '../stats.js';
 import { connect, quit } from './connect.js';
 import type { Contender } from './contender.js';
 
-const RELEASE =
+/** Raw's compare-and-delete: the release script of the Redis docs' lock. */
+export const RELEASE =
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
-const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
+export const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
 /** A contended raw acquire retries this often: the naive spin most hand-written locks use. */
 const POLL_MS = 1;
 

@@ -18,21 +18,20 @@
  * round. Run: `npm run build && node --import tsx bench/probes/deadline-cost.ts [--c 8]`
  * (starts its own redis-server unless REDIS_URL is set; ROUNDS=60 by default).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
 import { CallDeadlines, TimedCall } from '../../dist/core/call-deadlines.js';
 import { callStore } from '../../dist/core/store-call.js';
 import { connect, quit } from '../contenders/connect.js';
 import { createContender, type Contender } from '../contenders/index.js';
+import { RELEASE, RELEASE_SHA } from '../contenders/raw.js';
 import { openRedisTarget } from '../redis-target.js';
 import { median } from '../stats.js';
+import { cycleBlock } from './uncontended-cycles.js';
 
 const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
 const ROUNDS = Number(process.env.ROUNDS ?? 60);
 const BLOCK = 400;
-const RELEASE =
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
-const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
 const DEADLINE_MS = 5_000;
 
 type Deadline = 'none' | 'store call' | 'command' | 'command, reject wrapped';
@@ -103,21 +102,11 @@ const contenders: Contender[] = [
   await commandsClient('  with its `reject` wrapped', target.url, 'command, reject wrapped'),
 ];
 const blockMs = contenders.map(() => [] as number[]);
-let serial = 0;
 for (let round = -3; round < ROUNDS; round++) {
   for (let step = 0; step < contenders.length; step++) {
     const at = (round + 3 + step) % contenders.length;
     const startedAt = performance.now();
-    const caller = async (): Promise<void> => {
-      for (let i = 0; i < BLOCK; i++) {
-        const held = await contenders[at].acquire(`deadline:${serial++}`, {
-          ttl: 30_000,
-          wait: 10_000,
-        });
-        await held!.release();
-      }
-    };
-    await Promise.all(Array.from({ length: CALLERS }, caller));
+    await cycleBlock(contenders[at], CALLERS, BLOCK, 'deadline');
     if (round >= 0) blockMs[at].push(performance.now() - startedAt);
   }
 }

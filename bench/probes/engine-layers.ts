@@ -31,6 +31,7 @@ import { createContender, type AcquireOptions, type Contender } from '../contend
 import { openRedisTarget } from '../redis-target.js';
 import { median } from '../stats.js';
 import { mainThreadCpuMs } from './main-thread-cpu.js';
+import { cycleBlock } from './uncontended-cycles.js';
 
 const CALLERS = Number(process.argv[process.argv.indexOf('--c') + 1] || 8) || 8;
 const ROUNDS = Number(process.env.ROUNDS ?? 80);
@@ -115,20 +116,13 @@ for (const [name, parts] of LAYERS) {
 contenders.push(await createContender('library', target.url, 'defaults'));
 
 const blocks = contenders.map(() => ({ ms: [] as number[], cpuUs: 0, mainUs: 0, wallUs: 0 }));
-let serial = 0;
 for (let round = -3; round < ROUNDS; round++) {
   for (let step = 0; step < contenders.length; step++) {
     const at = (round + 3 + step) % contenders.length;
     const mainBefore = mainThreadCpuMs();
     const cpuBefore = process.cpuUsage();
     const startedAt = performance.now();
-    const caller = async (): Promise<void> => {
-      for (let i = 0; i < BLOCK; i++) {
-        const lock = await contenders[at].acquire(`layers:${serial++}`, DEFAULTS);
-        await lock!.release();
-      }
-    };
-    await Promise.all(Array.from({ length: CALLERS }, caller));
+    await cycleBlock(contenders[at], CALLERS, BLOCK, 'layers');
     const ms = performance.now() - startedAt;
     const cpu = process.cpuUsage(cpuBefore);
     if (round < 0) continue;

@@ -1,4 +1,7 @@
-import type { Contender } from '../contenders/index.js';
+import type { AcquireOptions, Contender } from '../contenders/index.js';
+
+/** The library's defaults; no key is ever busy here. */
+const OPTIONS: AcquireOptions = { ttl: 30_000, wait: 10_000 };
 
 /** Numbers the keys, so that no two locks of a probe process ever share one. */
 let serial = 0;
@@ -18,14 +21,27 @@ export async function cycleUncontended(
   let cycles = 0;
   const caller = async (): Promise<void> => {
     while (performance.now() < deadline) {
-      const held = await contender.acquire(`${keyPrefix}:${process.pid}:${serial++}`, {
-        ttl: 30_000,
-        wait: 10_000,
-      });
+      const held = await contender.acquire(`${keyPrefix}:${process.pid}:${serial++}`, OPTIONS);
       await held!.release();
       cycles++;
     }
   };
   await Promise.all(Array.from({ length: callers }, caller));
   return cycles;
+}
+
+/** The same loop, `cyclesEach` locks per worker instead of a time: a block of fixed work. */
+export async function cycleBlock(
+  contender: Contender,
+  callers: number,
+  cyclesEach: number,
+  keyPrefix: string,
+): Promise<void> {
+  const caller = async (): Promise<void> => {
+    for (let i = 0; i < cyclesEach; i++) {
+      const held = await contender.acquire(`${keyPrefix}:${process.pid}:${serial++}`, OPTIONS);
+      await held!.release();
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, caller));
 }
