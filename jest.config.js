@@ -24,6 +24,14 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/chaos/'],
+      globalSetup: '<rootDir>/test/harness/global-setup.ts',
+    },
+    {
+      // Fault injection against real processes: `npm run test:chaos` (CHAOS_PROFILE=long for more rounds).
+      ...common,
+      displayName: 'chaos',
+      testMatch: ['<rootDir>/test/chaos/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
     },
   ],

@@ -20,6 +20,7 @@ export {
   LockBusyError,
   LockLostError,
   LockStoreError,
+  LockShutdownError,
   LockKeyError,
   LockOptionsError,
   StaleFenceError,

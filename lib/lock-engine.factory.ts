@@ -13,6 +13,7 @@ import {
   DEFAULT_KEY_PREFIX,
   DEFAULT_LOCAL_HANDOFFS,
   DEFAULT_POLL_CAP,
+  DEFAULT_SHUTDOWN_TIMEOUT,
   DEFAULT_STORE_TIMEOUT,
 } from './lock.constants.js';
 import { checkConnectionTarget, provideStore } from './lock-store.factory.js';
@@ -29,6 +30,7 @@ const knownModuleOptions = new Set([
   'busyStatusCode',
   'pollCap',
   'localHandoffs',
+  'shutdownTimeout',
 ]);
 
 /** Validates module options at bootstrap and builds the engine with its store. */
@@ -50,6 +52,7 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
     pollCap: options.pollCap ?? DEFAULT_POLL_CAP,
     localHandoffs: options.localHandoffs ?? DEFAULT_LOCAL_HANDOFFS,
     busyStatusCode: options.busyStatusCode ?? DEFAULT_BUSY_STATUS_CODE,
+    shutdownTimeout: options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
   });
 }
 
@@ -88,6 +91,7 @@ function validateModuleOptions(options: LockModuleOptions): void {
   if (replicas !== undefined) checkReplicas(replicas);
   checkPositive(storeTimeout, 'storeTimeout');
   checkPositive(pollCap, 'pollCap');
+  checkCount(options.shutdownTimeout, 'shutdownTimeout');
   checkCount(localHandoffs, 'localHandoffs');
   const validStatus =
     Number.isInteger(busyStatusCode) && busyStatusCode! >= 400 && busyStatusCode! < 600;

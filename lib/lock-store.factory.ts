@@ -7,6 +7,11 @@ import type {
 } from './interfaces/lock-module-options.interface.js';
 import type { LockStore } from './stores/lock-store.interface.js';
 import { RedisLockStore } from './stores/redis/redis-lock.store.js';
+import {
+  failUnansweredOnClose,
+  OWNED_CLIENT_OPTIONS,
+  ownedClusterOptions,
+} from './stores/redis/owned-client.js';
 import { RedlockLockStore } from './stores/redlock/redlock-lock.store.js';
 
 /** A store, and how to let go of what the module created for it. */
@@ -54,10 +59,11 @@ function connect(target: LockModuleOptions['redis']): {
   if (isClient(target)) return { client: target, created: false };
   // Lazy: a module whose app fails to bootstrap must not leave a connection keeping it alive.
   const client = isClusterConfig(target)
-    ? new Cluster([...target.cluster], { lazyConnect: true, ...target.clusterOptions })
+    ? new Cluster([...target.cluster], ownedClusterOptions(target.clusterOptions))
     : typeof target === 'string'
-      ? new Redis(target, { lazyConnect: true })
-      : new Redis({ lazyConnect: true, ...(target as RedisOptions) });
+      ? new Redis(target, OWNED_CLIENT_OPTIONS)
+      : new Redis({ ...OWNED_CLIENT_OPTIONS, ...(target as RedisOptions) });
+  if (client instanceof Redis) failUnansweredOnClose(client);
   // An unreachable Redis must not crash the app with an unhandled 'error' event; failures
   // surface as LockStoreError on the calls that need Redis.
   client.on('error', () => undefined);

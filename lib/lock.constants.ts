@@ -3,3 +3,4 @@ export const DEFAULT_STORE_TIMEOUT = 5_000;
 export const DEFAULT_POLL_CAP = 1_000;
 export const DEFAULT_BUSY_STATUS_CODE = 409;
 export const DEFAULT_LOCAL_HANDOFFS = 16;
+export const DEFAULT_SHUTDOWN_TIMEOUT = 10_000;

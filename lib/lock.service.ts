@@ -1,4 +1,10 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import type { LockEngine } from './core/lock-engine.js';
 import type { LockEvent } from './core/lock.events.js';
@@ -10,7 +16,7 @@ import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 
 /** Takes and releases distributed locks. Inject it anywhere `LockModule` is imported. */
 @Injectable()
-export class LockService implements OnModuleInit, OnApplicationShutdown {
+export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   /** @internal */
   readonly engine: LockEngine;
 
@@ -53,7 +59,18 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     await this.engine.init();
   }
 
-  /** Releases every lock still held and closes the connections the module created. */
+  /**
+   * Shutdown begins (before the HTTP server waits for its requests): no new locks, pending waits
+   * fail, and every held lock's `signal` aborts with `LockShutdownError`.
+   */
+  beforeApplicationShutdown(): void {
+    this.engine.beginShutdown();
+  }
+
+  /**
+   * Waits up to `shutdownTimeout` for held locks to be released as their code ends, leaves the
+   * rest to expire, and closes the connections the module created.
+   */
   async onApplicationShutdown(): Promise<void> {
     await this.engine.close();
   }

@@ -9,7 +9,7 @@
  */
 import { Redis } from 'ioredis';
 import { turnsKeyOf } from '../../dist/stores/redis/key-slots.js';
-import { RELEASE } from '../../dist/stores/redis/redis-lock.scripts.js';
+import { RELEASE } from '../../dist/stores/redis/scripts/release.scripts.js';
 import { openRedisTarget } from '../redis-target.js';
 import { median } from '../stats.js';
 

@@ -33,11 +33,13 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
     return this.owner.attemptAnswered(this, attempt);
   }
 
+  /**
+   * A failed or unanswered attempt may still have taken the keys (the reply, not the command,
+   * was lost), so they are given back: sent after the attempt on the same connection, the give
+   * back lands after it, whenever that is.
+   */
   protected override onFailure(): void {
+    this.context.giveBack(this.request.fullKeys, this.token);
     this.owner.attemptFailed(this);
-  }
-
-  protected override lateAnswer(late: AcquireAttempt): void {
-    if (late.acquired) this.context.giveBack(this.request.fullKeys, this.token);
   }
 }

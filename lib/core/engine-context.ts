@@ -1,6 +1,6 @@
 import type { ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
-import { LockStoreError } from '../errors/lock.errors.js';
+import { LockShutdownError } from '../errors/lock.errors.js';
 import { LockEventBus, type LockEvent } from './lock.events.js';
 import { CallDeadlines } from './call-deadlines.js';
 import {
@@ -22,6 +22,8 @@ export interface LockEngineConfig {
   readonly localHandoffs: number;
   /** Status code carried by `LockBusyError`. */
   readonly busyStatusCode: number;
+  /** Longest `close()` waits for held locks to be released before it leaves them to expire. */
+  readonly shutdownTimeout: number;
   /** Lets go of the store on `close()`: closes what the module created, leaves the user's open. */
   readonly closeStore: () => Promise<void>;
 }
@@ -32,9 +34,15 @@ export class EngineContext {
   closed = false;
   /** The deadlines of every store call this engine makes. */
   readonly deadlines: CallDeadlines;
+  /**
+   * Leases may pass to the next waiter here without the store's `tryAcquire`: by a local
+   * hand-off, or by a release that sets a successor's lease.
+   */
+  readonly localGrants: boolean;
 
   constructor(readonly config: LockEngineConfig) {
     this.deadlines = new CallDeadlines(config.storeTimeout);
+    this.localGrants = config.store.grantsOnlyOnAcquire !== true;
   }
 
   get store(): LockStore {
@@ -72,6 +80,15 @@ export class EngineContext {
   }
 }
 
-export function shutDown(key: string | undefined): LockStoreError {
-  return new LockStoreError(key, 'the lock service is shutting down; no new locks are granted.');
+/** Why an acquire fails once shutdown has begun. */
+export function shutDown(key: string | undefined): LockShutdownError {
+  return new LockShutdownError(key, 'no new locks are granted.');
+}
+
+/** The reason a held lock's `signal` aborts with at shutdown. */
+export function stopWork(key: string): LockShutdownError {
+  return new LockShutdownError(
+    key,
+    'stop the work this lock protects. The lock is released when it ends, never while it runs.',
+  );
 }

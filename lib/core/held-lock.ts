@@ -1,4 +1,4 @@
-import { LockLostError, type LockLossReason } from '../errors/lock.errors.js';
+import { LockLostError, type LockError, type LockLossReason } from '../errors/lock.errors.js';
 import type { ReleaseResult } from '../stores/lock-store.interface.js';
 import type { WatchedLease } from './lease-watchdog.js';
 import type { Lock } from './lock.interface.js';
@@ -31,7 +31,8 @@ export class HeldLock implements Lock, WatchedLease {
   private releasing?: Promise<ReleaseResult>;
   /** Made on first use of `signal`: most locks are released without anyone listening. */
   private controller?: AbortController;
-  private lossError?: LockLostError;
+  /** Why `signal` aborted (or will, once made): the first of loss and shutdown. */
+  private abortReason?: LockError;
 
   constructor(
     private readonly keeper: LeaseKeeper,
@@ -62,7 +63,7 @@ export class HeldLock implements Lock, WatchedLease {
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.lossError) this.controller.abort(this.lossError);
+      if (this.abortReason) this.controller.abort(this.abortReason);
     }
     return this.controller.signal;
   }
@@ -109,8 +110,14 @@ export class HeldLock implements Lock, WatchedLease {
   markLost(reason: LockLossReason): boolean {
     if (this.state !== 'held') return false;
     this.state = 'lost';
-    this.lossError = new LockLostError(this.key, reason);
-    this.controller?.abort(this.lossError);
+    this.abort(new LockLostError(this.key, reason));
     return true;
+  }
+
+  /** Aborts `signal` without ending the lock (shutdown asks the holder to stop); the first reason stays. */
+  abort(reason: LockError): void {
+    if (this.abortReason) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
   }
 }

@@ -219,14 +219,16 @@ describe('local hand-offs', () => {
   });
 
   it('passes nothing once the engine closes: waiters fail, the lease goes back to the store', async () => {
-    const engine = createEngine();
+    const engine = createEngine({ shutdownTimeout: 5_000 });
     const { events } = record(engine);
     const holder = await engine.acquire('k');
     const waiting = later(engine.acquire('k'));
 
-    await engine.close();
-
+    const closing = engine.close();
     await expect(waiting).rejects.toBeInstanceOf(LockStoreError);
+    await holder.release();
+    await closing;
+
     expect(holder.isHeld).toBe(false);
     expect(store.releases).toEqual([holder.token]);
     expect(store.inner.keys()).toEqual([]);

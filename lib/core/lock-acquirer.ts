@@ -1,4 +1,4 @@
-import { LockBusyError } from '../errors/lock.errors.js';
+import { LockBusyError, type LockError } from '../errors/lock.errors.js';
 import type {
   AcquireAttempt,
   AcquireRequest,
@@ -15,7 +15,10 @@ import { HeldLock } from './held-lock.js';
 import { AttemptCall, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from './queue-driver.js';
 import { BusyKeys } from './busy-keys.js';
-import type { AttemptOutcome, QueueDriver } from './wait-queue.interface.js';
+import type { AttemptOutcome, Grant, QueueDriver } from './wait-queue.interface.js';
+import { isLate, lateGrantError } from './late-grant.js';
+
+const LATE: AttemptOutcome = Object.freeze({ pttl: 0, late: true });
 import { waitInQueue, type WaitingRoom } from './queued-wait.js';
 
 /** What this process is doing with a set of keys: a queue, or one attempt or lock alone. */
@@ -38,6 +41,8 @@ export class LockAcquirer implements AttemptOwner {
   private attemptSettled(): void {
     if (--this.inFlight === 0) this.drained?.();
   }
+  /** How long the answer to a request's last late win took, for the error if it gets no lock. */
+  private readonly lateWins = new WeakMap<LockRequest, number>();
   /** The per-node answers of a request's last failed attempt, for its `LockBusyError`. */
   private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
 
@@ -46,7 +51,7 @@ export class LockAcquirer implements AttemptOwner {
     attempt: (request, queueId) =>
       this.attempt(request, queueId, performance.now()).promise as Promise<AttemptOutcome>,
     hold: (request, queue, grant) => this.leases.hold(request, queue, grant),
-    busy: (request) => this.busy(request),
+    refusal: (request) => this.refusal(request),
   };
 
   constructor(
@@ -71,7 +76,7 @@ export class LockAcquirer implements AttemptOwner {
     const entry = this.busyKeys.get(id);
     if (!entry) return this.tryAlone(request, id);
     const queue = entry instanceof WaitQueue ? entry : this.queueBehind(entry, request);
-    if (wait === 0 && queue.heldHere) return Promise.reject(this.busy(request));
+    if (wait === 0 && queue.heldHere) return Promise.reject(this.refusal(request));
     if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
     return this.tryFirst(request, queue);
   }
@@ -145,12 +150,12 @@ export class LockAcquirer implements AttemptOwner {
       queue.endOutsideAttempt(true);
       return this.leases.hold(request, queue, outcome.grant);
     }
-    if (this.context.bus.listening) {
+    if (this.context.bus.listening && !outcome.late) {
       this.context.emit({ type: 'contended', key: request.label, pttl: outcome.pttl });
     }
     if (request.options.wait === 0) {
       queue.endOutsideAttempt(false);
-      throw this.busy(request);
+      throw this.refusal(request);
     }
     const waiting = this.enqueue(request, queue, true);
     queue.endOutsideAttempt(false);
@@ -193,7 +198,8 @@ export class LockAcquirer implements AttemptOwner {
     if (attempt.acquired) {
       const { ttl } = request.options;
       const expiresAt = startedAt + ttl - this.context.drift(ttl);
-      outcome = { grant: { token, fences: attempt.fences, startedAt, expiresAt } };
+      const grant = { token, fences: attempt.fences, startedAt, expiresAt };
+      outcome = isLate(grant) ? this.tooLate(request, grant) : { grant };
     } else {
       if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
       outcome = { pttl: attempt.pttl };
@@ -215,7 +221,20 @@ export class LockAcquirer implements AttemptOwner {
     return queue;
   }
 
-  private busy(request: LockRequest): LockBusyError {
+  /**
+   * A win whose answer came after its lease had ended: nobody may act on it, since another
+   * holder may have the keys already. They are given back, and the request tries again.
+   */
+  private tooLate(request: LockRequest, grant: Grant): AttemptOutcome {
+    this.context.giveBack(request.fullKeys, grant.token);
+    this.lateWins.set(request, performance.now() - grant.startedAt);
+    return LATE;
+  }
+
+  /** Why a request gets no lock: busy, unless its wins came too late to hold. */
+  private refusal(request: LockRequest): LockError {
+    const late = this.lateWins.get(request);
+    if (late !== undefined) return lateGrantError(request, late);
     const waited = performance.now() - request.startedAt;
     this.context.emit({ type: 'busy', key: request.label, waited });
     const { busyStatusCode } = this.context.config;

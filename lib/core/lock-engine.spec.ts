@@ -1,4 +1,5 @@
 import { later } from '../../test/harness/handled-later.js';
+import { waitUntil } from '../../test/harness/wait-until.js';
 import { engineOn } from '../../test/harness/test-engine.js';
 import { jest } from '@jest/globals';
 import { filter, firstValueFrom, toArray } from 'rxjs';
@@ -6,6 +7,7 @@ import {
   LockBusyError,
   LockKeyError,
   LockOptionsError,
+  LockShutdownError,
   LockStoreError,
 } from '../errors/lock.errors.js';
 import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
@@ -337,17 +339,54 @@ describe('LockEngine on the MemoryLockStore', () => {
   });
 
   describe('close()', () => {
-    it('fails pending waiters, releases held locks and refuses new ones', async () => {
+    it('fails pending waiters and refuses new locks with LockShutdownError', async () => {
       const engine = createEngine();
       const held: Lock = await engine.acquire('k');
       const waiting = later(engine.acquire('k', { wait: Infinity }));
 
       await engine.close();
 
-      await expect(waiting).rejects.toBeInstanceOf(LockStoreError);
-      expect(held.isHeld).toBe(false);
+      await expect(waiting).rejects.toBeInstanceOf(LockShutdownError);
+      await expect(engine.acquire('other')).rejects.toBeInstanceOf(LockShutdownError);
+      await held.release();
+    });
+
+    it("aborts every held lock's signal at once, and releases each when its section ends", async () => {
+      const engine = createEngine({ shutdownTimeout: 5_000 });
+      const section = gate();
+      let held!: Lock;
+      const inside = gate();
+      const running = engine.withLock('k', async (lock) => {
+        held = lock;
+        inside.open();
+        await section.promise;
+      });
+      await inside.promise;
+      const aborted = new Promise((resolve) => held.signal.addEventListener('abort', resolve));
+
+      const closing = engine.close();
+      await aborted;
+
+      expect(held.signal.reason).toBeInstanceOf(LockShutdownError);
+      expect(held.signal.reason).toMatchObject({ reason: 'shutdown', key: 'k' });
+      // The section still runs: its key stays.
+      expect(store.keys()).toEqual(['lock:k']);
+      section.open();
+      await running;
+      await closing;
       expect(store.keys()).toEqual([]);
-      await expect(engine.acquire('other')).rejects.toBeInstanceOf(LockStoreError);
+    });
+
+    it('leaves a lock still held at shutdownTimeout to expire, with renewal stopped', async () => {
+      const engine = createEngine({ shutdownTimeout: 50 });
+      const held = await engine.acquire('k', { ttl: 300 });
+
+      await engine.close();
+
+      expect(held.signal.aborted).toBe(true);
+      expect(store.keys()).toEqual(['lock:k']);
+      await waitUntil('the lease to run out', () => store.keys().length === 0, 2_000);
+      expect(held.isHeld).toBe(false);
     });
 
     it('is not held up by an attempt whose store threw instead of rejecting', async () => {

@@ -21,6 +21,8 @@ export class LockEngine {
   private readonly leases: LockLeases;
   private readonly acquirer: LockAcquirer;
   readonly events$: Observable<LockEvent>;
+  private stopped?: Promise<void>;
+  private closing?: Promise<void>;
 
   constructor(config: LockEngineConfig) {
     this.context = new EngineContext(config);
@@ -112,13 +114,32 @@ export class LockEngine {
     await this.context.store.init?.();
   }
 
-  /** Rejects pending waits, releases every held lock, and lets go of the store. */
-  async close(): Promise<void> {
+  /**
+   * Starts shutdown: no new locks, pending waits fail and every held lock's `signal` aborts, with
+   * `LockShutdownError`. `close()` does it too; the Nest face calls it first, before the HTTP
+   * server waits for its requests, so that sections hear of the shutdown at once.
+   */
+  beginShutdown(): void {
     if (this.context.closed) return;
     this.context.closed = true;
     // Attempts already sent come back to a closed engine, which gives their wins back.
-    await this.acquirer.stop(shutDown(undefined));
-    await this.leases.releaseAll();
+    this.stopped = this.acquirer.stop(shutDown(undefined));
+    this.leases.abortAll();
+  }
+
+  /**
+   * Shuts down (see `beginShutdown`), waits up to `shutdownTimeout` for every held lock to be
+   * released, leaves the rest to expire, and lets go of the store.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    this.beginShutdown();
+    await this.stopped;
+    await this.leases.drain(this.context.config.shutdownTimeout);
     await this.context.config.closeStore();
     this.context.bus.complete();
   }

@@ -32,6 +32,17 @@ describe('validateLockKeys', () => {
     expect(error.code).toBe('LOCK_KEY_INVALID');
   });
 
+  it.each([' ', '   ', '\u00a0', '\u2003 ', '\u3000'])(
+    'rejects a key of white space only (%j), as an empty template value would give',
+    (key) => {
+      expect(rejection(key).message).toMatch(/must not be empty or only white space/);
+    },
+  );
+
+  it('accepts white space around a name', () => {
+    expect(validateLockKeys(' orders 42 ')).toEqual([' orders 42 ']);
+  });
+
   it.each([undefined, null, 42, true, { id: 1 }, Symbol('k')])(
     'rejects a non-string key (%p)',
     (key) => {

@@ -21,6 +21,14 @@ export function hasControlCharacter(text: string): boolean {
   return false;
 }
 
+/** Empty or only white space: almost always an empty value where a name was meant. */
+export function isBlank(text: string): boolean {
+  // Most keys start with a printable ASCII character that is not a space: no trim needed.
+  const first = text.charCodeAt(0);
+  if (first > 0x20 && first < 0x7f) return false;
+  return text.trim().length === 0;
+}
+
 /** Checks a key name, or a list of them for a multi-key lock, before anything reaches Redis. */
 export function validateLockKeys(key: unknown): readonly string[] {
   if (Array.isArray(key)) {
@@ -39,8 +47,11 @@ function validateLockKey(key: unknown): void {
   if (typeof key !== 'string') {
     throw new LockKeyError(`A lock key must be a string, got ${describe(key)}.`);
   }
-  if (key.length === 0) {
-    throw new LockKeyError('A lock key must not be empty. Name the resource you are locking.');
+  if (isBlank(key)) {
+    throw new LockKeyError(
+      `A lock key must not be empty or only white space, got ${describe(key)}. Name the resource you are locking ` +
+        '(an empty template value is the usual cause).',
+    );
   }
   // A UTF-16 unit takes at most 3 UTF-8 bytes: short keys need no count.
   if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {

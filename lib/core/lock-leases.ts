@@ -1,6 +1,6 @@
 import { LockLostError, type LockLossReason } from '../errors/lock.errors.js';
 import type { ReleaseReport, ReleaseResult } from '../stores/lock-store.interface.js';
-import { shutDown, type EngineContext } from './engine-context.js';
+import { shutDown, stopWork, type EngineContext } from './engine-context.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { ReleaseCall, type ReleaseOwner, type Successor } from './release-call.js';
@@ -8,6 +8,7 @@ import type { LockRequest } from './lock-request.js';
 import { validateLockOptions } from './lock-options.validation.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Grant } from './wait-queue.interface.js';
+import { isLate, lateGrantError } from './late-grant.js';
 
 const RELEASED = Promise.resolve<ReleaseResult>('released');
 
@@ -17,6 +18,8 @@ const RELEASED = Promise.resolve<ReleaseResult>('released');
  */
 export class LockLeases implements LeaseKeeper, ReleaseOwner {
   private readonly watchdog: LeaseWatchdog<HeldLock>;
+  /** Set while shutdown waits for the last held lock to end. */
+  private emptied?: () => void;
 
   constructor(
     private readonly context: EngineContext,
@@ -39,11 +42,13 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
   /** Turns a won attempt into a held lock of `queue` (which already counts it as a holder), if any. */
   hold(request: LockRequest, queue: WaitQueue | undefined, grant: Grant): HeldLock {
     const { options } = request;
-    if (this.context.closed) {
+    // A grant checked when its answer came may still have aged in the ticks since.
+    if (this.context.closed || isLate(grant)) {
       if (grant.from) this.watchdog.delete(grant.from);
       queue?.holderLeft(false);
       this.context.giveBack(request.fullKeys, grant.token);
-      throw shutDown(request.label);
+      if (this.context.closed) throw shutDown(request.label);
+      throw lateGrantError(request, performance.now() - grant.startedAt);
     }
     const lock = new HeldLock(this, queue, request, grant);
     if (grant.from) this.watchdog.transfer(grant.from, lock);
@@ -91,7 +96,12 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     queue?.noteRelease(report.waitersElsewhere, call.requeue !== undefined);
     this.emitReleased(lock, report.result);
     if (heir) {
-      const grant = report.succeeded ? this.grantOf(successor!, sentAt!) : undefined;
+      let grant = report.succeeded ? this.grantOf(successor!, sentAt!) : undefined;
+      if (grant && isLate(grant)) {
+        // Set too long ago to hold: the heir tries for a lease of its own instead.
+        this.context.giveBack(lock.fullKeys, grant.token);
+        grant = undefined;
+      }
       queue!.heirAnswered(heir, grant);
     }
     return report.result;
@@ -139,11 +149,27 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     context.emit({ type: 'renewed', key: lock.key, ttl });
   }
 
-  /** Stops renewal and releases every lock still held (shutdown). */
-  async releaseAll(): Promise<void> {
-    const held = this.watchdog.leases();
+  /** Shutdown begins: every holder is asked to stop, through its lock's `signal`. */
+  abortAll(): void {
+    for (const lock of this.watchdog.leases()) lock.abort(stopWork(lock.key));
+  }
+
+  /**
+   * Shutdown: waits up to `timeout` ms for the holders to release their locks (each release goes
+   * to the store as usual). Renewal then stops: a lock still held keeps its key until the lease
+   * runs out, since deleting it would free the lock under code that still runs.
+   */
+  async drain(timeout: number): Promise<void> {
+    if (this.watchdog.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => (this.emptied = resolve)),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, timeout))),
+      ]);
+      clearTimeout(timer);
+      this.emptied = undefined;
+    }
     this.watchdog.stop();
-    await Promise.allSettled(held.map((lock) => lock.release()));
   }
 
   private lose(lock: HeldLock, reason: LockLossReason): void {
@@ -161,6 +187,7 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
 
   private forget(lock: HeldLock, how: 'released' | 'lost'): void {
     this.watchdog.delete(lock);
+    if (this.watchdog.size === 0) this.emptied?.();
     if (lock.queue) lock.queue.holderLeft(how === 'released');
     else this.loneEnded(lock);
   }

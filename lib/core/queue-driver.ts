@@ -19,7 +19,7 @@ export function createQueueDriver(
     discard: (queue, grant) => context.giveBack(queue.keys, grant.token),
     idle,
     pollCap: context.config.pollCap,
-    localHandoffs: context.config.localHandoffs,
+    localHandoffs: context.localGrants ? context.config.localHandoffs : 0,
     turnGrace: context.store.turnGrace,
   };
 }

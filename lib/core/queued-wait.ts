@@ -14,8 +14,8 @@ export interface WaitingRoom {
   attempt(request: LockRequest, queueId: string): Promise<AttemptOutcome>;
   /** The caller's lock for a lease granted to the request. */
   hold(request: LockRequest, queue: WaitQueue, grant: Grant): Lock;
-  /** The `LockBusyError` for a request that waited in vain. */
-  busy(request: LockRequest): Error;
+  /** The error for a request that waited in vain: `LockBusyError`, unless its wins came too late. */
+  refusal(request: LockRequest): Error;
 }
 
 /**
@@ -80,7 +80,7 @@ function waitRanOut(request: LockRequest, queue: WaitQueue, room: WaitingRoom): 
   const silent = queue.silentSince();
   const { wait } = request.options;
   const pending = silent === undefined ? 0 : performance.now() - silent;
-  if (pending < Math.max(wait / 2, SILENCE_FLOOR)) return room.busy(request);
+  if (pending < Math.max(wait / 2, SILENCE_FLOOR)) return room.refusal(request);
   return new LockStoreError(
     request.label,
     `the store has not answered for ${Math.round(pending)} ms of the wait of ${wait} ms, so this ` +

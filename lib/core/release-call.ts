@@ -41,7 +41,7 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   ) {
     super(context.deadlines, lock.key, 'release', context.reportFailure);
     if (queue?.waiting) this.requeue = queue.id;
-    this.heir = lock.fullKeys.length === 1 ? queue?.heir() : undefined;
+    this.heir = lock.fullKeys.length === 1 && context.localGrants ? queue?.heir() : undefined;
     if (this.heir) {
       this.successor = { token: newLockToken(), ttl: this.heir.successorTtl! };
       // A successor's lease counts from before the send; a deadline may count from just after.

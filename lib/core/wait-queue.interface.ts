@@ -14,7 +14,12 @@ export interface Grant {
   readonly from?: WatchedLease;
 }
 
-export type AttemptOutcome = { readonly grant: Grant } | { readonly pttl: number };
+/**
+ * A won attempt's grant, or the busy holder's remaining lease. `late`: the attempt won, but its
+ * answer came after the lease had ended, so the keys were given back; try again at once.
+ */
+export type AttemptOutcome =
+  { readonly grant: Grant } | { readonly pttl: number; readonly late?: boolean };
 
 export interface Waiter {
   readonly settled: boolean;

@@ -89,7 +89,7 @@ export class LockLostError extends LockError {
 
 /** The store (Redis) failed or could not be reached. Never means "busy". */
 export class LockStoreError extends LockError {
-  readonly code = 'LOCK_STORE_UNAVAILABLE';
+  readonly code: string = 'LOCK_STORE_UNAVAILABLE';
 
   constructor(
     key: string | undefined,
@@ -100,6 +100,20 @@ export class LockStoreError extends LockError {
   ) {
     const subject = key === undefined ? 'The lock store' : `Lock "${key}"`;
     super(`${subject}: ${detail}`, key, 503, { cause });
+  }
+}
+
+/**
+ * The lock service is shutting down. Pending acquires fail with it, and it is the reason of every
+ * held lock's `signal`: finish or abandon the work. The lock is released when the work ends (or
+ * left to expire if it outlasts `shutdownTimeout`), never while it runs.
+ */
+export class LockShutdownError extends LockStoreError {
+  override readonly code = 'LOCK_SHUTDOWN';
+  readonly reason = 'shutdown';
+
+  constructor(key: string | undefined, detail: string) {
+    super(key, `the lock service is shutting down: ${detail}`);
   }
 }
 

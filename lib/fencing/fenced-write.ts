@@ -1,6 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError, StaleFenceError } from '../errors/lock.errors.js';
-import { FENCED_WRITE } from '../stores/redis/redis-lock.scripts.js';
+import { randomUUID } from 'node:crypto';
+import { FENCED_WRITE } from '../stores/redis/scripts/fenced-write.scripts.js';
+import { companionKey } from '../stores/redis/key-slots.js';
 import { directSender } from '../stores/redis/command-sender.js';
 import { runScript } from '../stores/redis/script-runner.js';
 
@@ -17,6 +19,14 @@ export interface FencedWrite {
   readonly fenceKey: string;
   /** Applied atomically, in order, if and only if the fence is not stale. */
   readonly writes: readonly RedisWrite[];
+  /**
+   * Names this write, so that sending it again applies nothing and returns the first result.
+   * ioredis resends commands whose reply a dropped connection lost; pass your own id (an order
+   * id, a message id) to make your own retries safe too. Ids are remembered per resource while
+   * its fence stays the same (the last 1000, for 10 minutes after the last write).
+   * @default a new random id per call: a resend is safe, a retry by a new call is not
+   */
+  readonly id?: string;
 }
 
 /**
@@ -29,21 +39,40 @@ export interface FencedWrite {
  */
 export async function fencedWrite(
   redis: Redis | Cluster,
-  { fence, fenceKey, writes }: FencedWrite,
+  { fence, fenceKey, writes, id = randomUUID() }: FencedWrite,
 ): Promise<unknown[]> {
-  checkFencedWrite(fence, fenceKey, writes);
-  const keys = [fenceKey, ...writes.map(([, key]) => key)];
-  const args: (string | number)[] = [fence!];
+  checkFencedWrite(fence, fenceKey, writes, id);
+  const keys = [fenceKey, companionKey(fenceKey, ':writes'), ...writes.map(([, key]) => key)];
+  const args: (string | number)[] = [fence!, id];
   for (const [command, , ...rest] of writes) args.push(command, rest.length, ...rest);
-  const [applied, detail] = (await runScript(directSender(redis), FENCED_WRITE, keys, args)) as [
+  const [outcome, detail] = (await runScript(directSender(redis), FENCED_WRITE, keys, args)) as [
     number,
     unknown,
   ];
-  if (applied !== 1) throw new StaleFenceError(fenceKey, fence!, Number(detail));
-  return detail as unknown[];
+  if (outcome === 0) throw new StaleFenceError(fenceKey, fence!, Number(detail));
+  return outcome === 2
+    ? (fromLua(JSON.parse(detail as string)) as unknown[])
+    : (detail as unknown[]);
 }
 
-function checkFencedWrite(fence: unknown, fenceKey: unknown, writes: readonly RedisWrite[]): void {
+/** A reply kept as JSON by the script, as ioredis would have given it: nil and status replies. */
+function fromLua(value: unknown): unknown {
+  if (value === false) return null;
+  if (Array.isArray(value)) return value.map(fromLua);
+  if (value !== null && typeof value === 'object') {
+    const { ok } = value as { ok?: unknown };
+    // cjson writes an empty Lua table (an empty array reply) as an object.
+    return ok === undefined ? [] : ok;
+  }
+  return value;
+}
+
+function checkFencedWrite(
+  fence: unknown,
+  fenceKey: unknown,
+  writes: readonly RedisWrite[],
+  id: unknown,
+): void {
   if (typeof fence !== 'number' || !Number.isSafeInteger(fence) || fence < 1) {
     throw new LockOptionsError(
       `fencedWrite needs the lock's fence, got ${String(fence)}. Acquire the lock with \`fencing: true\`.`,
@@ -51,6 +80,9 @@ function checkFencedWrite(fence: unknown, fenceKey: unknown, writes: readonly Re
   }
   if (typeof fenceKey !== 'string' || fenceKey.length === 0) {
     throw new LockOptionsError('fencedWrite needs a non-empty "fenceKey".');
+  }
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new LockOptionsError('fencedWrite "id", when given, must be a non-empty string.');
   }
   const valid = (write: RedisWrite): boolean =>
     Array.isArray(write) &&

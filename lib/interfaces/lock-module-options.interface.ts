@@ -83,4 +83,12 @@ export interface LockModuleOptions {
    * @default 16
    */
   localHandoffs?: number;
+  /**
+   * At shutdown (`app.close()`, or a signal with `app.enableShutdownHooks()`), every held lock's
+   * `signal` aborts with `LockShutdownError`, and the module waits up to this many ms for the
+   * code holding them to finish and release them. A lock still held then is not deleted (that
+   * would free it under running code): renewal stops and its key expires with its lease.
+   * @default 10000
+   */
+  shutdownTimeout?: number;
 }

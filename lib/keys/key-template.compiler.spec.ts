@@ -82,6 +82,8 @@ describe('compileKeyTemplate', () => {
       ['NaN', 'order:{0}', [NaN], 'NaN'],
       ['Infinity', 'order:{0}', [Infinity], 'Infinity'],
       ['an empty string', 'order:{0}', [''], 'an empty string'],
+      ['a string of spaces', 'order:{0}', ['  '], 'only white space'],
+      ['a tab', 'order:{0}', ['\t'], 'only white space'],
       ['an object', 'order:{0}', [{ id: 1 }], 'object'],
       ['an array', 'order:{0}', [[1, 2]], 'an array'],
       ['a function', 'order:{0}', [() => 1], 'function'],

@@ -1,3 +1,4 @@
+import { isBlank } from '../core/lock-key.validation.js';
 import { LockKeyError } from '../errors/lock.errors.js';
 
 /** Builds one key from a method's arguments. */
@@ -92,7 +93,7 @@ function valueOf(
 }
 
 function keyPart(value: unknown): string | undefined {
-  if (typeof value === 'string') return value.length > 0 ? value : undefined;
+  if (typeof value === 'string') return isBlank(value) ? undefined : value;
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined;
   if (typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   return undefined;
@@ -102,6 +103,7 @@ function shown(value: unknown): string {
   if (value === undefined) return 'missing';
   if (value === null) return 'null';
   if (value === '') return 'an empty string';
+  if (typeof value === 'string') return 'only white space';
   if (typeof value === 'number') return String(value);
   if (Array.isArray(value)) return 'an array';
   return `${typeof value === 'object' ? 'an' : 'a'} ${typeof value}, not a string or number`;

@@ -97,6 +97,12 @@ export interface LockStore {
    * keep turns (see `AcquireRequest.queue`). Waiters look again once it would have lapsed.
    */
   readonly turnGrace?: number;
+  /**
+   * True when every grant must come from `tryAcquire`, e.g. because the store confirms each one
+   * with replicas. The engine then never hands a lease on inside the process, nor asks a release
+   * to set a successor's lease. @default false
+   */
+  readonly grantsOnlyOnAcquire?: boolean;
   /** False when the store cannot issue safe monotonic fences (Redlock). @default true */
   readonly supportsFencing?: boolean;
   /** Throws `LockKeyError` for keys this store cannot lock together (e.g. across Cluster slots). */

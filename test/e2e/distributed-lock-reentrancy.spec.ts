@@ -28,8 +28,9 @@ describe.each(PLATFORMS)('reentrant @DistributedLock calls (%s)', (platform) => 
     const first = await accounts.transfer('acc2');
     const second = await accounts.transfer('acc2');
 
-    expect(first.outer).toBe(1);
-    expect(second).toEqual({ outer: 2, middle: 2, innermost: 2 });
+    expect(first).toEqual({ outer: first.outer, middle: first.outer, innermost: first.outer });
+    expect(second).toEqual({ outer: second.outer, middle: second.outer, innermost: second.outer });
+    expect(second.outer).toBeGreaterThan(first.outer!);
   });
 
   it('keeps concurrent outermost calls on one key apart: each chain is reentrant only to itself', async () => {
@@ -38,7 +39,7 @@ describe.each(PLATFORMS)('reentrant @DistributedLock calls (%s)', (platform) => 
     const results = await Promise.all([accounts.transfer('acc3'), accounts.transfer('acc3')]);
 
     // Two chains, two acquisitions: had the second joined the first's lock, they would share a fence.
-    expect(results.map((result) => result.outer).sort()).toEqual([1, 2]);
+    expect(new Set(results.map((result) => result.outer)).size).toBe(2);
     for (const result of results)
       expect([result.middle, result.innermost]).toEqual([result.outer, result.outer]);
   });

@@ -20,7 +20,7 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
   it('holds the lock while the stream is open and releases it when the stream completes', async () => {
     const stream = await openSse(`${fixture.url}/feed/f1`);
     expect(stream.status).toBe(200);
-    expect(await stream.next()).toEqual({ fence: 1 });
+    expect(await stream.next()).toEqual({ fence: expect.any(Number) });
     expect(await isLocked('f1')).toBe(true);
 
     hub.latest('f1').next({ data: { n: 1 } });
@@ -37,7 +37,7 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
 
   it('refuses a second stream on the same key while the first is open', async () => {
     const first = await openSse(`${fixture.url}/feed/f2`);
-    expect(await first.next()).toEqual({ fence: 1 });
+    expect(await first.next()).toEqual({ fence: expect.any(Number) });
 
     const second = await request(fixture.url).get('/feed/f2');
 
@@ -50,7 +50,7 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
 
   it('releases the lock when the client disconnects', async () => {
     const stream = await openSse(`${fixture.url}/feed/f3`);
-    expect(await stream.next()).toEqual({ fence: 1 });
+    expect(await stream.next()).toEqual({ fence: expect.any(Number) });
     expect(await isLocked('f3')).toBe(true);
 
     const closedAt = performance.now();
@@ -67,16 +67,16 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
   });
 
   it('takes the lock again, with a new fence, for each new stream', async () => {
-    const fences: unknown[] = [];
+    const fences: { fence: number }[] = [];
     for (let round = 0; round < 2; round++) {
       const stream = await openSse(`${fixture.url}/feed/f4`);
-      fences.push(await stream.next());
+      fences.push((await stream.next()) as { fence: number });
       hub.latest('f4').complete();
       await stream.ended;
       await waitUntil('the stream released its lock', async () => !(await isLocked('f4')));
     }
 
-    expect(fences).toEqual([{ fence: 1 }, { fence: 2 }]);
+    expect(fences[1]!.fence).toBeGreaterThan(fences[0]!.fence);
   });
 });
 
@@ -110,6 +110,7 @@ describe('@DistributedLock on a method returning an Observable', () => {
     const seen: unknown[] = [];
     const errors: unknown[] = [];
     const first: Subscription = stream.subscribe({ next: (event) => seen.push(event) });
+    const firstFence = () => (seen[0] as { data: { fence: number } }).data.fence;
     await waitUntil('the first subscription is live', () => seen.length === 1);
 
     stream.subscribe({ error: (error: unknown) => errors.push(error) });
@@ -122,7 +123,8 @@ describe('@DistributedLock on a method returning an Observable', () => {
     const third: unknown[] = [];
     const again = stream.subscribe({ next: (event) => third.push(event) });
     await waitUntil('a later subscription takes the lock again', () => third.length === 1);
-    expect(third).toEqual([{ data: { fence: 2 } }]);
+    expect(third).toEqual([{ data: { fence: expect.any(Number) } }]);
+    expect((third[0] as { data: { fence: number } }).data.fence).toBeGreaterThan(firstFence());
     again.unsubscribe();
   });
 

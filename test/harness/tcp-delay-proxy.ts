@@ -51,6 +51,10 @@ export class TcpDelayProxy {
   private toClientDelay = 0;
   private readonly sockets = new Set<Socket>();
   private readonly pipes = new Set<DelayedPipe>();
+  /** A request containing this text gets through, and its connection drops before the reply. */
+  private cutText?: string;
+  /** Connections cut that way so far. */
+  cuts = 0;
 
   private constructor(
     private readonly server: Server,
@@ -91,6 +95,14 @@ export class TcpDelayProxy {
     for (const pipe of this.pipes) pipe.drain();
   }
 
+  /**
+   * The next request that contains `text` reaches the server, which applies it; then the
+   * connection drops before its reply gets back, as when a link breaks mid-call.
+   */
+  loseReplyTo(text: string): void {
+    this.cutText = text;
+  }
+
   /** Destroys every proxied connection (both ends) and stops listening. */
   async close(): Promise<void> {
     for (const pipe of this.pipes) pipe.stop();
@@ -103,6 +115,19 @@ export class TcpDelayProxy {
     const isPaused = (): boolean => this.paused;
     const toServer = new DelayedPipe(upstream, () => this.toServerDelay, isPaused);
     const toClient = new DelayedPipe(client, () => this.toClientDelay, isPaused);
+    let cutting = false;
+    const forward = (source: Socket, pipe: DelayedPipe, chunk: Buffer): void => {
+      if (source === client && this.cutText && chunk.includes(this.cutText)) {
+        this.cutText = undefined;
+        cutting = true;
+      } else if (source === upstream && cutting) {
+        this.cuts++;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      pipe.push(chunk);
+    };
     for (const [source, pipe] of [
       [client, toServer],
       [upstream, toClient],
@@ -110,7 +135,7 @@ export class TcpDelayProxy {
       this.sockets.add(source);
       this.pipes.add(pipe);
       source.setNoDelay(true);
-      source.on('data', (chunk: Buffer) => pipe.push(chunk));
+      source.on('data', (chunk: Buffer) => forward(source, pipe, chunk));
       source.on('end', () => pipe.push(null));
       // One side failing takes the whole connection down, as a broken link would.
       source.on('error', () => {

@@ -24,6 +24,8 @@ export function engineOn(store: LockStore, overrides: Partial<LockEngineConfig> 
     pollCap: 1_000,
     localHandoffs: DEFAULT_LOCAL_HANDOFFS,
     busyStatusCode: 409,
+    // Tests that end with locks held must not wait for them at close.
+    shutdownTimeout: 0,
     ...overrides,
   });
 }

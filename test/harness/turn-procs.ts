@@ -1,12 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { LockEngine, LockEngineConfig } from '../../lib/core/lock-engine.js';
 import type { LockEvent } from '../../lib/core/lock.events.js';
-import {
-  ACQUIRE,
-  ACQUIRE_IN_TURN,
-  LEAVE_TURNS,
-  RELEASE,
-} from '../../lib/stores/redis/redis-lock.scripts.js';
+import { ACQUIRE, ACQUIRE_IN_TURN } from '../../lib/stores/redis/scripts/acquire.scripts.js';
+import { LEAVE_TURNS, RELEASE } from '../../lib/stores/redis/scripts/release.scripts.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { RecordingStore, type StoreRecord } from './recording-store.js';
 import { scanKeys } from './scan-keys.js';

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
 import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
-import { LEAVE_TURNS } from '../../lib/stores/redis/redis-lock.scripts.js';
+import { LEAVE_TURNS } from '../../lib/stores/redis/scripts/release.scripts.js';
 import { RedlockLockStore } from '../../lib/stores/redlock/redlock-lock.store.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
 import { engineOn } from '../harness/test-engine.js';

@@ -1,5 +1,5 @@
 import { LockLostError } from '../../lib/errors/lock.errors.js';
-import { EXTEND } from '../../lib/stores/redis/redis-lock.scripts.js';
+import { EXTEND } from '../../lib/stores/redis/scripts/release.scripts.js';
 import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
 import {
   abortTime,

@@ -184,7 +184,9 @@ describe('turns of processes on one hot key', () => {
 
   it('closing every process while two of them wait in line leaves no lock key and no turn list', async () => {
     const [a, b, c] = ['a', 'b', 'c'].map((name) => proc(name));
-    await a.engine.acquire(KEY);
+    const held = await a.engine.acquire(KEY);
+    // The holder's work stops when shutdown aborts its signal, and the lock is released then.
+    held.signal.addEventListener('abort', () => void held.release());
     const more = a.engine.acquire(KEY).catch((error: unknown) => error);
     const waits = [b, c].map((p) => p.engine.acquire(KEY).catch((error: unknown) => error));
     await Promise.all([inLine(b), inLine(c)]);

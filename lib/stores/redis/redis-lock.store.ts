@@ -15,16 +15,10 @@ import type { RedisLockStoreOptions } from './redis-lock-store-options.interface
 import { ReplicaWait } from './replica-wait.js';
 import { clusterSlot } from './cluster-slot.js';
 import { channelOf, fenceKeyOf, turnsKeyOf } from './key-slots.js';
-import {
-  ACQUIRE,
-  ACQUIRE_IN_TURN,
-  EXTEND,
-  GIVE_BACK,
-  LEAVE_TURNS,
-  RELEASE,
-  TURN_GRACE,
-  type PublishCommand,
-} from './redis-lock.scripts.js';
+import { ACQUIRE, ACQUIRE_IN_TURN, LOOK_AT_HOLDER } from './scripts/acquire.scripts.js';
+import { TURN_GRACE } from './scripts/lua-helpers.js';
+import type { PublishCommand } from './scripts/lua-script.js';
+import { EXTEND, GIVE_BACK, LEAVE_TURNS, RELEASE } from './scripts/release.scripts.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
 import { ACQUIRED, attemptOf, extendOutcome, releaseReport } from './script-replies.js';
@@ -44,6 +38,8 @@ const NO_RELEASE_OPTIONS: ReleaseOptions = Object.freeze({});
  */
 export class RedisLockStore implements LockStore {
   readonly turnGrace = TURN_GRACE;
+  /** With `replicas`, every grant must pass WAIT, which only `tryAcquire` runs. */
+  readonly grantsOnlyOnAcquire: boolean;
   private readonly notifier: ReleaseNotifier;
   private readonly cluster: boolean;
   private readonly send: CommandSender;
@@ -63,6 +59,7 @@ export class RedisLockStore implements LockStore {
       );
     }
     if (options.replicas) this.replicaWait = new ReplicaWait(client as Redis, options.replicas);
+    this.grantsOnlyOnAcquire = this.replicaWait !== undefined;
     this.notifier = this.cluster
       ? new ReleaseNotifier(
           // The subscriber queues commands until it is connected, whatever the user's client does.
@@ -73,7 +70,15 @@ export class RedisLockStore implements LockStore {
             }),
           true,
         )
-      : new ReleaseNotifier(() => (client as Redis).duplicate({ enableOfflineQueue: true }), false);
+      : new ReleaseNotifier(
+          // SUBSCRIBE is safe to send twice: let a reconnect resend it.
+          () =>
+            (client as Redis).duplicate({
+              enableOfflineQueue: true,
+              autoResendUnfulfilledCommands: true,
+            }),
+          false,
+        );
   }
 
   checkKeys(keys: readonly string[]): void {
@@ -122,12 +127,16 @@ export class RedisLockStore implements LockStore {
     // Read as the reply is parsed. A busy key's PTTL is asked once the parse is over, not by a
     // command sent from inside ioredis's reply loop.
     return this.send('set', [key, token, 'PX', ttl, 'NX'], (reply) =>
-      reply === 'OK' ? ACQUIRED : Promise.resolve(key).then((busy) => this.busyAttempt(busy)),
+      reply === 'OK'
+        ? ACQUIRED
+        : Promise.resolve(key).then((busy) => this.busyAttempt(busy, token)),
     ) as Promise<AcquireAttempt>;
   }
 
-  private async busyAttempt(key: string): Promise<AcquireAttempt> {
-    const pttl = (await this.send('pttl', [key])) as number;
+  private async busyAttempt(key: string, token: string): Promise<AcquireAttempt> {
+    const pttl = (await runScript(this.send, LOOK_AT_HOLDER, [key], [token])) as number;
+    // Our own token: this SET was applied already, then resent after a reconnect.
+    if (pttl === -3) return ACQUIRED;
     // -2: released in between, so try again at once.
     return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
   }

@@ -1,5 +1,5 @@
 import type { CommandSender, RedisArg } from './command-sender.js';
-import type { LuaScript } from './redis-lock.scripts.js';
+import type { LuaScript } from './scripts/lua-script.js';
 
 /**
  * Runs a script by its SHA (one small round trip), and falls back to sending the body when the

@@ -1,0 +1,80 @@
+/**
+ * How long a key given to a process in its turn stays reserved for it, in ms. A process that
+ * died, or stopped waiting, holds up the others no longer than this.
+ */
+export const TURN_GRACE = 500;
+/** How long a key's turn list outlives its last arrival, in ms (a live waiter re-arrives sooner). */
+export const TURNS_LIFETIME = 60_000;
+
+/**
+ * A key's turn list holds, in order of arrival, everyone a release must wake: queue ids of
+ * processes waiting their turn, and '*' .. queue id for listeners, queues that take no turns
+ * (multi-key and Redlock locks) but want the next release. An empty list means nobody else
+ * waits, so a release then publishes nothing: PUBLISH is the dearest part of a release.
+ * The helpers are Lua closures, made anew on every run of a script that defines them, so the
+ * scripts define them after their common path and only those they use.
+ * `join_line` puts an entry at the end unless it is already in the list.
+ */
+export const JOIN_LINE = `
+local function join_line(turns_key, entry)
+  if not redis.call('LPOS', turns_key, entry) then redis.call('RPUSH', turns_key, entry) end
+  redis.call('PEXPIRE', turns_key, ${TURNS_LIFETIME})
+end
+`;
+
+/**
+ * `pass_turn` pops the next entry, skipping the releasing queue (`own`: it just had its turn).
+ * A queue id gets the released key in its turn: the key holds 'turn:' .. id for TURN_GRACE ms, a
+ * reservation that only that queue's acquire may replace. Returns that id; or '' and the entry
+ * for a listener ('*' is byte 42): wake them all, give no turn; or false when nobody else waits.
+ * `channel_of` names a key's release channel from its turn list: both are companion keys of
+ * the lock key (see key-slots.ts), '<base>:turns' and '<base>:released'.
+ */
+export const PASS_TURN = `
+local function pass_turn(lock_key, turns_key, own)
+  local entry = redis.call('LPOP', turns_key)
+  if entry == own then entry = redis.call('LPOP', turns_key) end
+  if not entry then return false end
+  if string.byte(entry) == 42 then return '', entry end
+  redis.call('SET', lock_key, 'turn:' .. entry, 'PX', ${TURN_GRACE})
+  return entry
+end
+local function channel_of(turns_key)
+  return string.sub(turns_key, 1, -7) .. ':released'
+end
+`;
+
+/**
+ * `worse` folds a key that is not the releaser's into a release's outcome (1 all released):
+ * held by another owner (-1) outweighs expired (0).
+ */
+export const WORSE = `
+local function worse(outcome, holder)
+  if holder then return -1 end
+  return math.min(outcome, 0)
+end
+`;
+
+/**
+ * How long a fence counter outlives the lease it was issued for, in ms. Fences do not depend on
+ * the counter surviving (see `NEXT_FENCE`), so counters of keys no longer used can go.
+ */
+export const FENCE_GRACE = 5_000;
+
+/**
+ * `next_fence` issues a key's next fence: one more than the last, and never less than the
+ * server's clock in microseconds. The clock floor keeps fences increasing when the counter is
+ * gone (expired, a restart without persistence, a failover to a replica that lacked it), as
+ * long as the clock of whichever server issues them does not step back past the last fence; a
+ * key is never locked more than once a microsecond, so fences do not run ahead of the clock.
+ * The counter expires FENCE_GRACE ms after the lease, so unused keys leave nothing behind.
+ */
+export const NEXT_FENCE = `
+local function next_fence(counter_key, ttl)
+  local now = redis.call('TIME')
+  local last = tonumber(redis.call('GET', counter_key) or '0')
+  local fence = math.max(last + 1, now[1] * 1000000 + now[2])
+  redis.call('SET', counter_key, string.format('%.0f', fence), 'PX', ttl + ${FENCE_GRACE})
+  return fence
+end
+`;

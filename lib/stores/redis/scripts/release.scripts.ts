@@ -1,0 +1,122 @@
+import { JOIN_LINE, PASS_TURN, WORSE } from './lua-helpers.js';
+import { lua, publishing } from './lua-script.js';
+
+/**
+ * Compare-and-delete; each released key goes to the next process in its turn list, if any, and
+ * whoever is in the list is woken. With no turn to give, a single key may go straight to the
+ * releasing process's next waiter (the successor), which saves it a round trip; listeners then
+ * stay in the list for the successor's release.
+ * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token. Optional, left off in
+ * the common case: ARGV[2]: the releasing queue's id, put back at the end of the turn list when
+ * the key went to another process ('' for none); ARGV[3]: the successor's token ('' for none);
+ * ARGV[4]: its ttl in ms.
+ * Returns one integer (a table reply costs more than the rest of the script; see `releaseReport`):
+ * (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers, where outcome is 1 if every key
+ * was ours and is released, 0 if one had expired (and none was stolen), -1 if another owner
+ * holds one (left untouched); succeeded is 1 if the successor now holds the key; turned is 1 if
+ * a key was given to another process's turn; subscribers counts the connections the
+ * notifications reached.
+ */
+export const RELEASE = publishing(
+  (publish) => `
+local n = #KEYS / 2
+local first = redis.call('GET', KEYS[1])
+-- The common release, ahead of the helpers: one key, ours, nothing to hand on, nobody waiting.
+if n == 1 and not ARGV[2] and first == ARGV[1] and redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[1])
+  return 2
+end
+${JOIN_LINE}
+${PASS_TURN}
+${WORSE}
+local requeue, successor = ARGV[2] or '', ARGV[3] or ''
+local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
+for i = 1, n do
+  local holder = first
+  if i > 1 then holder = redis.call('GET', KEYS[i]) end
+  if holder == ARGV[1] then
+    -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
+    local turn, listener = pass_turn(KEYS[i], KEYS[n + i], requeue)
+    if turn and turn ~= '' then
+      turned = 1
+      if requeue ~= '' then join_line(KEYS[n + i], requeue) end
+    elseif successor ~= '' then
+      if listener then redis.call('LPUSH', KEYS[n + i], listener) end
+      turn = false
+      redis.call('SET', KEYS[i], successor, 'PX', ARGV[4])
+      succeeded = 1
+    else
+      redis.call('DEL', KEYS[i])
+    end
+    if turn then
+      subscribers = subscribers + redis.call('${publish}', channel_of(KEYS[n + i]), turn)
+    end
+  elseif successor ~= '' and holder == successor then
+    -- This release was applied before and sent again (a resend after a reconnect).
+    succeeded = 1
+  else
+    outcome = worse(outcome, holder)
+  end
+end
+return (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers
+`,
+);
+
+/**
+ * Compare-and-delete that wakes nobody and gives no turn: giving back a lock nobody used.
+ * KEYS: the n lock keys. ARGV[1]: owner token.
+ * Returns outcome + 1, outcome as in RELEASE.
+ */
+export const GIVE_BACK = lua(`${WORSE}
+local outcome = 1
+for i = 1, #KEYS do
+  local holder = redis.call('GET', KEYS[i])
+  if holder == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+  else
+    outcome = worse(outcome, holder)
+  end
+end
+return outcome + 1
+`);
+
+/**
+ * Takes a queue that stopped waiting out of the turn list, as a process in line or as a
+ * listener; a turn already given to it goes on to the next in line.
+ * KEYS[1]: the lock key; KEYS[2]: its turn list. ARGV[1]: queue id.
+ * Returns 1 if a turn given to the queue was passed on, else 0.
+ */
+export const LEAVE_TURNS = publishing(
+  (publish) => `
+redis.call('LREM', KEYS[2], 0, ARGV[1])
+redis.call('LREM', KEYS[2], 0, '*' .. ARGV[1])
+if redis.call('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
+${PASS_TURN}
+redis.call('DEL', KEYS[1])
+local turn = pass_turn(KEYS[1], KEYS[2], ARGV[1])
+if turn then redis.call('${publish}', channel_of(KEYS[2]), turn) end
+return 1
+`,
+);
+
+/**
+ * Compare-and-PEXPIRE for many leases in one call.
+ * KEYS: one lock key per lease key. ARGV[i]: token for KEYS[i]; ARGV[n+i]: ttl in ms for KEYS[i].
+ * Returns one code per key: 1 extended, 0 expired (key gone), -1 held by another owner.
+ */
+export const EXTEND = lua(`
+local n = #KEYS
+local result = {}
+for i = 1, n do
+  local holder = redis.call('GET', KEYS[i])
+  if holder == ARGV[i] then
+    redis.call('PEXPIRE', KEYS[i], ARGV[n + i])
+    result[i] = 1
+  elseif holder then
+    result[i] = -1
+  else
+    result[i] = 0
+  end
+end
+return result
+`);
