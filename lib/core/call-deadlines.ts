@@ -35,8 +35,25 @@ export class CallDeadlines {
   private first = 0;
   private end = 0;
   private timer?: NodeJS.Timeout;
+  private idle?: () => void;
 
   constructor(readonly ms: number) {}
+
+  /**
+   * Resolves once no call is pending: each has answered or expired. Shutdown waits for this
+   * before closing the store, or a release's NOSCRIPT retry would follow the connection's QUIT.
+   */
+  settled(): Promise<void> {
+    if (this.first === this.end) return Promise.resolve();
+    return new Promise((resolve) => {
+      const before = this.idle;
+      this.idle = () => {
+        this.idle = undefined;
+        before?.();
+        resolve();
+      };
+    });
+  }
 
   /** Starts timing `call`, sent at `now`: it expires unless it `end()`s within `ms`. */
   track(call: TimedCall, now = performance.now()): void {
@@ -51,6 +68,7 @@ export class CallDeadlines {
     while (this.first < this.end && calls[this.first]!.done) calls[this.first++] = undefined;
     if (this.first === this.end) {
       this.first = this.end = 0;
+      this.idle?.();
       if (calls.length > 1024) this.calls = [];
     } else if (this.first > 64 && this.first * 2 > this.end) {
       // Many calls in flight for long: move the live ones to the front.

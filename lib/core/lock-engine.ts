@@ -140,6 +140,7 @@ export class LockEngine {
     this.beginShutdown();
     await this.stopped;
     await this.leases.drain(this.context.config.shutdownTimeout);
+    await this.context.deadlines.settled();
     await this.context.config.closeStore();
     this.context.bus.complete();
   }
