@@ -57,9 +57,11 @@ describe('LockTestingModule', () => {
 
     const held = await first.acquire('k');
 
-    expect(await second.tryAcquire('k')).toBeDefined();
+    const other = await second.tryAcquire('k');
+    expect(other).toBeDefined();
     expect(await first.tryAcquire('k')).toBeUndefined();
     await held.release();
+    await other!.release();
   });
 
   it('passes the other LockModule options on', async () => {
@@ -74,12 +76,13 @@ describe('LockTestingModule', () => {
     ]);
     const locks = moduleRef.get(LockService);
 
-    await locks.acquire('k');
+    const held = await locks.acquire('k');
 
     expect(store.keys()).toEqual(['test:k']);
     const busy = await locks.acquire('k').catch((error: unknown) => error);
     expect(busy).toBeInstanceOf(LockBusyError);
     expect(busy).toMatchObject({ statusCode: 423 });
+    await held.release();
   });
 
   it('releases locks as their holders end at close, and leaves the store usable', async () => {
