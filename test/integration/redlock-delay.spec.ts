@@ -22,27 +22,6 @@ async function setCalls(client: Redis): Promise<number> {
   return (await commandCalls(client)).get('set') ?? 0;
 }
 
-/** Polls until stopped, keeping the most nodes seen holding `key` at once. */
-function watchHolders(inspect: readonly Redis[], key: string) {
-  let running = true;
-  const watch = {
-    most: 0,
-    stop: async (): Promise<void> => {
-      running = false;
-      await polling;
-    },
-  };
-  const polling = (async () => {
-    while (running) {
-      // A failed test may leave it running until the clients close: then it just ends.
-      const seen = await holders(inspect, key).catch(() => ((running = false), 0));
-      watch.most = Math.max(watch.most, seen);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  })();
-  return watch;
-}
-
 // Redlock counts a lock only if a majority took it with time to spare on the lease. Here the
 // nodes answer late (a delaying proxy in front of each) or not at all (SIGSTOP).
 describe('Redlock when nodes answer late', () => {
