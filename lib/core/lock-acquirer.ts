@@ -15,10 +15,8 @@ import { HeldLock } from './held-lock.js';
 import { AttemptCall, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from './queue-driver.js';
 import { BusyKeys } from './busy-keys.js';
-import type { AttemptOutcome, Grant, QueueDriver } from './wait-queue.interface.js';
-import { isLate, lateGrantError } from './late-grant.js';
-
-const LATE: AttemptOutcome = Object.freeze({ pttl: 0, late: true });
+import type { AttemptOutcome, QueueDriver } from './wait-queue.interface.js';
+import { isLate, LateWins } from './late-grant.js';
 import { waitInQueue, type WaitingRoom } from './queued-wait.js';
 
 /** What this process is doing with a set of keys: a queue, or one attempt or lock alone. */
@@ -41,8 +39,7 @@ export class LockAcquirer implements AttemptOwner {
   private attemptSettled(): void {
     if (--this.inFlight === 0) this.drained?.();
   }
-  /** How long the answer to a request's last late win took, for the error if it gets no lock. */
-  private readonly lateWins = new WeakMap<LockRequest, number>();
+  private readonly lateWins = new LateWins();
   /** The per-node answers of a request's last failed attempt, for its `LockBusyError`. */
   private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
 
@@ -199,7 +196,7 @@ export class LockAcquirer implements AttemptOwner {
       const { ttl } = request.options;
       const expiresAt = startedAt + ttl - this.context.drift(ttl);
       const grant = { token, fences: attempt.fences, startedAt, expiresAt };
-      outcome = isLate(grant) ? this.tooLate(request, grant) : { grant };
+      outcome = isLate(grant) ? this.lateWins.giveBack(this.context, request, grant) : { grant };
     } else {
       if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
       outcome = { pttl: attempt.pttl };
@@ -221,20 +218,10 @@ export class LockAcquirer implements AttemptOwner {
     return queue;
   }
 
-  /**
-   * A win whose answer came after its lease had ended: nobody may act on it, since another
-   * holder may have the keys already. They are given back, and the request tries again.
-   */
-  private tooLate(request: LockRequest, grant: Grant): AttemptOutcome {
-    this.context.giveBack(request.fullKeys, grant.token);
-    this.lateWins.set(request, performance.now() - grant.startedAt);
-    return LATE;
-  }
-
   /** Why a request gets no lock: busy, unless its wins came too late to hold. */
   private refusal(request: LockRequest): LockError {
-    const late = this.lateWins.get(request);
-    if (late !== undefined) return lateGrantError(request, late);
+    const late = this.lateWins.errorFor(request);
+    if (late) return late;
     const waited = performance.now() - request.startedAt;
     this.context.emit({ type: 'busy', key: request.label, waited });
     const { busyStatusCode } = this.context.config;
