@@ -10,7 +10,8 @@ export type {
   LockModuleOptions,
   RedisClusterConfig,
 } from './interfaces/lock-module-options.interface.js';
-export type { LockOptions } from './interfaces/lock-options.interface.js';
+export type { LockOptions, WithLockOptions } from './interfaces/lock-options.interface.js';
+export type { OnLost } from './core/lock-loss.js';
 export type { Lock } from './core/lock.interface.js';
 export type { LockEvent, LockEventType } from './core/lock.events.js';
 export { currentLock } from './core/lock-context.js';

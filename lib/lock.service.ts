@@ -10,7 +10,7 @@ import type { LockEngine } from './core/lock-engine.js';
 import type { LockEvent } from './core/lock.events.js';
 import type { Lock } from './core/lock.interface.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
-import type { LockOptions } from './interfaces/lock-options.interface.js';
+import type { LockOptions, WithLockOptions } from './interfaces/lock-options.interface.js';
 import { createLockEngine } from './lock-engine.factory.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 
@@ -45,11 +45,12 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /**
    * Runs `fn` while holding the lock, renewing it as long as `fn` runs, and always releases it.
    * Inside `fn`, taking the same key again is free (reentrant) and `currentLock()` returns it.
+   * Rejects with `LockLostError` if the lock was lost while `fn` ran (see `onLost`).
    */
   withLock<T>(
     key: string | readonly string[],
     fn: (lock: Lock) => T | Promise<T>,
-    options?: LockOptions,
+    options?: WithLockOptions<T>,
   ): Promise<T> {
     return this.engine.withLock(key, fn, options);
   }

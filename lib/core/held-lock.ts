@@ -21,6 +21,8 @@ export class HeldLock implements Lock, WatchedLease {
   readonly ttl: number;
   readonly autoRenew: boolean;
   readonly holdUntil: number;
+  /** Release keeps the key until then (`minHold`), shortening the lease instead of deleting it. */
+  readonly keepUntil: number;
   /** The store's keys (prefix applied). */
   readonly fullKeys: readonly string[];
   /** When the winning attempt was sent (`performance.now()`): the lease's start. */
@@ -33,6 +35,7 @@ export class HeldLock implements Lock, WatchedLease {
   private controller?: AbortController;
   /** Why `signal` aborted (or will, once made): the first of loss and shutdown. */
   private abortReason?: LockError;
+  private loss?: LockLostError;
 
   constructor(
     private readonly keeper: LeaseKeeper,
@@ -53,6 +56,7 @@ export class HeldLock implements Lock, WatchedLease {
     this.ttl = options.ttl;
     this.autoRenew = options.autoRenew;
     this.holdUntil = options.maxHold === undefined ? Infinity : grant.startedAt + options.maxHold;
+    this.keepUntil = options.minHold === undefined ? 0 : grant.startedAt + options.minHold;
     this.expiresAt = Math.min(grant.expiresAt, this.holdUntil);
   }
 
@@ -99,6 +103,11 @@ export class HeldLock implements Lock, WatchedLease {
     await this.release();
   }
 
+  /** Why the lock was lost, once it was: the `LockLostError` its `signal` aborted with. */
+  lossError(): LockLostError | undefined {
+    return this.loss;
+  }
+
   /** Called by the engine: marks the lock released; false if it had already ended. */
   markReleased(): boolean {
     if (this.state !== 'held') return false;
@@ -110,7 +119,8 @@ export class HeldLock implements Lock, WatchedLease {
   markLost(reason: LockLossReason): boolean {
     if (this.state !== 'held') return false;
     this.state = 'lost';
-    this.abort(new LockLostError(this.key, reason));
+    this.loss = new LockLostError(this.key, reason);
+    this.abort(this.loss);
     return true;
   }
 

@@ -1,5 +1,7 @@
 import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
-import type { LockOptions } from '../interfaces/lock-options.interface.js';
+import type { LockOptions, WithLockOptions } from '../interfaces/lock-options.interface.js';
+import { checkOnLost } from './lock-options.validation.js';
+import { holdWhile } from './lock-loss.js';
 import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
 import { LockAcquirer } from './lock-acquirer.js';
 import { countHeldKeys, findHeldLock, insideHeldLock, runHoldingLock } from './lock-context.js';
@@ -66,16 +68,17 @@ export class LockEngine {
   async withLock<T>(
     key: string | readonly string[],
     fn: (lock: Lock) => T | Promise<T>,
-    options?: LockOptions,
+    options?: WithLockOptions<T>,
   ): Promise<T> {
-    const request = this.prepare(key, options);
+    const { onLost = 'throw', ...lockOptions } = options ?? {};
+    const request = this.prepare(key, options && lockOptions);
+    checkOnLost(onLost, request.label);
     const lock = await this.acquireRequest(request);
-    try {
-      return await runHoldingLock(this, lock, request.fullKeys, () => fn(lock));
-    } finally {
-      // The work is done; a release the store cannot confirm still ends when the lease does.
-      await lock.release().catch(() => undefined);
-    }
+    return holdWhile(
+      lock,
+      () => runHoldingLock(this, lock, request.fullKeys, () => fn(lock)),
+      onLost,
+    );
   }
 
   /** Validates a key and options against this engine's prefix and defaults. Throws, never calls the store. */

@@ -66,6 +66,10 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
 
   /** Not async where it can be: each await between the store's answer and the caller is a tick. */
   releaseLease(lock: HeldLock): Promise<ReleaseResult> {
+    if (lock.keepUntil > 0 && !lock.ended) {
+      const keep = lock.keepUntil - performance.now();
+      if (keep >= 1) return this.keepForMinHold(lock, keep);
+    }
     const queue = lock.ended ? undefined : lock.queue;
     if (this.passOn(lock, queue)) return RELEASED;
     if (queue?.handingOn && !queue.waiting) return this.releaseAfterATick(lock, queue);
@@ -80,6 +84,20 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     await new Promise((resolve) => setImmediate(resolve));
     if (this.passOn(lock, queue)) return 'released';
     return this.releaseInStore(lock, queue);
+  }
+
+  /**
+   * A release before `minHold` is over: the key stays for what is left of it (a shorter lease,
+   * by the same compare-and-PEXPIRE as renewal), so the lock stays taken until then.
+   */
+  private async keepForMinHold(lock: HeldLock, keep: number): Promise<ReleaseResult> {
+    const { context } = this;
+    if (lock.markReleased()) this.forget(lock, 'released');
+    const lease = { keys: lock.fullKeys, token: lock.token, ttl: Math.ceil(keep) };
+    const [found] = await context.storeCall(context.store.extend([lease]), lock.key, 'release');
+    const result = found === 'extended' ? 'released' : found;
+    this.emitReleased(lock, result);
+    return result;
   }
 
   private releaseInStore(lock: HeldLock, queue: WaitQueue | undefined): Promise<ReleaseResult> {

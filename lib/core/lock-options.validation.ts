@@ -10,7 +10,7 @@ export const DEFAULT_LOCK_OPTIONS: ResolvedLockOptions = Object.freeze({
   fencing: false,
 });
 
-const knownOptions = ['ttl', 'wait', 'autoRenew', 'maxHold', 'fencing', 'signal'];
+const knownOptions = ['ttl', 'wait', 'autoRenew', 'maxHold', 'minHold', 'fencing', 'signal'];
 const noExtraNames: ReadonlySet<string> = new Set();
 
 /**
@@ -46,7 +46,7 @@ export function lockOptionsProblem(
       return `unknown lock option "${name}". Known options: ${known}.`;
     }
   }
-  const { ttl, wait, maxHold, autoRenew, fencing, signal } = record;
+  const { ttl, wait, maxHold, minHold, autoRenew, fencing, signal } = record;
   if (ttl !== undefined && (!isPositiveInteger(ttl) || ttl > MAX_TTL)) {
     return `"ttl" must be an integer number of ms from 1 to ${MAX_TTL}, got ${describe(ttl)}.`;
   }
@@ -55,6 +55,12 @@ export function lockOptionsProblem(
   }
   if (maxHold !== undefined && !isPositiveInteger(maxHold)) {
     return `"maxHold" must be a positive integer number of ms, got ${describe(maxHold)}.`;
+  }
+  if (minHold !== undefined && (!isPositiveInteger(minHold) || minHold > MAX_TTL)) {
+    return `"minHold" must be an integer number of ms from 1 to ${MAX_TTL}, got ${describe(minHold)}.`;
+  }
+  if (isPositiveInteger(minHold) && isPositiveInteger(maxHold) && minHold > maxHold) {
+    return `"minHold" (${minHold} ms) must not be longer than "maxHold" (${maxHold} ms).`;
   }
   if (autoRenew !== undefined && typeof autoRenew !== 'boolean') {
     return `"autoRenew" must be a boolean, got ${describe(autoRenew)}.`;
@@ -74,6 +80,7 @@ function isLockOption(name: string): boolean {
     case 'wait':
     case 'autoRenew':
     case 'maxHold':
+    case 'minHold':
     case 'fencing':
     case 'signal':
       return true;
@@ -95,6 +102,7 @@ export function resolveLockOptions(
     autoRenew: options.autoRenew ?? defaults.autoRenew,
     fencing: options.fencing ?? defaults.fencing,
     maxHold: options.maxHold ?? defaults.maxHold,
+    minHold: options.minHold ?? defaults.minHold,
     signal: options.signal ?? defaults.signal,
   };
 }
@@ -111,4 +119,11 @@ export function describe(value: unknown): string {
   if (typeof value === 'bigint') return `${value}n`;
   if (Array.isArray(value)) return 'an array';
   return /^[aeiou]/.test(typeof value) ? `an ${typeof value}` : `a ${typeof value}`;
+}
+
+/** Checks `onLost` (of `withLock` or `@DistributedLock`) where it is given. */
+export function checkOnLost(onLost: unknown, where: string): void {
+  if (onLost !== 'throw' && onLost !== 'ignore' && typeof onLost !== 'function') {
+    throw new LockOptionsError(`${where}: "onLost" must be 'throw', 'ignore' or a function.`);
+  }
 }

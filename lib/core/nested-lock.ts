@@ -1,4 +1,6 @@
 import type { ReleaseResult } from '../stores/lock-store.interface.js';
+import type { LockLostError } from '../errors/lock.errors.js';
+import { lossOf } from './lock-loss.js';
 import type { Lock } from './lock.interface.js';
 
 /**
@@ -30,6 +32,11 @@ export class NestedLock implements Lock {
   }
   get isHeld(): boolean {
     return !this.released && this.outer.isHeld;
+  }
+
+  /** The outer lock's loss: the nested holder's code ran under it. */
+  lossError(): LockLostError | undefined {
+    return lossOf(this.outer, 'released');
   }
 
   remainingTime(): number {

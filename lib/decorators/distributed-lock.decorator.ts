@@ -1,6 +1,6 @@
 import { Inject, Optional } from '@nestjs/common';
 import { throwError } from 'rxjs';
-import { validateLockOptions } from '../core/lock-options.validation.js';
+import { checkOnLost, validateLockOptions } from '../core/lock-options.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import type {
   DistributedLockOptions,
@@ -65,14 +65,18 @@ function createPlan(
   returnType: unknown,
 ): LockedMethodPlan {
   const where = `@DistributedLock on ${method}`;
-  validateLockOptions(options, where, new Set(['onBusy']));
-  const { onBusy = 'throw', ...lockOptions } = options;
+  validateLockOptions(options, where, new Set(['onBusy', 'onLost']));
+  const { onBusy = 'throw', onLost = 'throw', ...lockOptions } = options;
   checkOnBusy(onBusy, where);
+  checkOnLost(onLost, where);
+  // A job skipped when busy must not queue behind the instance that runs it.
+  const wait = lockOptions.wait ?? (onBusy === 'skip' ? 0 : undefined);
   return {
     method,
     resolveKeys: compileLockKey(key, where),
-    options: { autoRenew: true, ...lockOptions },
+    options: { autoRenew: true, ...lockOptions, ...(wait === undefined ? {} : { wait }) },
     onBusy,
+    onLost,
     returnsObservable: isObservableClass(returnType),
   };
 }

@@ -1,8 +1,9 @@
 import { isObservable, Observable, type Subscriber, type Subscription } from 'rxjs';
 import type { LockEngine } from '../core/lock-engine.js';
 import type { Lock } from '../core/lock.interface.js';
-import { LockBusyError } from '../errors/lock.errors.js';
-import type { OnBusy } from '../interfaces/distributed-lock-options.interface.js';
+import { LockBusyError, LockLostError } from '../errors/lock.errors.js';
+import type { OnBusy, OnLostCall } from '../interfaces/distributed-lock-options.interface.js';
+import { holdWhile, lossOf, type OnLost } from '../core/lock-loss.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
 import type { KeyResolver } from '../keys/lock-key.resolver.js';
 
@@ -13,6 +14,7 @@ export interface LockedMethodPlan {
   readonly resolveKeys: KeyResolver;
   readonly options: LockOptions;
   readonly onBusy: OnBusy;
+  readonly onLost: OnLostCall;
   /** The method is declared to return an Observable: lock per subscription. */
   readonly returnsObservable: boolean;
 }
@@ -41,12 +43,11 @@ async function lockedCall(
   } catch (error) {
     return whenBusy(plan, error, args);
   }
-  let result: unknown;
-  try {
-    result = await engine.runHolding(lock, request.fullKeys, invoke);
-  } finally {
-    await lock.release().catch(() => undefined);
-  }
+  const result = await holdWhile(
+    lock,
+    () => engine.runHolding(lock, request.fullKeys, invoke),
+    onLostOf(plan, args),
+  );
   // The return type was not visible (a type-only import, or a compiler without decorator
   // metadata): the stream still runs under the lock, taken again when it is subscribed.
   return isObservable(result) ? lockedStream(engine, plan, args, () => result) : result;
@@ -76,6 +77,14 @@ function lockedStream(
     const run = (held: Lock, fullKeys: readonly string[]): void => {
       if (cancel.signal.aborted) return void held.release().catch(() => undefined);
       lock = held;
+      if (plan.onLost !== 'ignore') {
+        held.signal.addEventListener('abort', () => {
+          const lost = lossOf(held, undefined); // shutdown also aborts, but loses nothing
+          if (!lost || subscriber.closed) return;
+          inner?.unsubscribe();
+          end(() => endStream(whenLost(plan, lost, args), subscriber));
+        });
+      }
       // Subscribing inside the lock's context makes nested locked calls in the stream reentrant.
       inner = engine.runHolding(held, fullKeys, () => subscribeTo(invoke(), subscriber, end));
     };
@@ -122,10 +131,34 @@ function busyStream(
   args: unknown[],
   subscriber: Subscriber<unknown>,
 ): void {
-  const fallback = whenBusy(plan, error, args);
-  if (isObservable(fallback)) return void fallback.subscribe(subscriber);
-  if (fallback !== undefined) subscriber.next(fallback);
+  endStream(() => whenBusy(plan, error, args), subscriber);
+}
+
+/** Ends a stream with what `fallback` gives: its error, or its value (or stream) instead. */
+function endStream(fallback: () => unknown, subscriber: Subscriber<unknown>): void {
+  let value: unknown;
+  try {
+    value = fallback();
+  } catch (error) {
+    return subscriber.error(error);
+  }
+  if (isObservable(value)) return void value.subscribe(subscriber);
+  if (value !== undefined) subscriber.next(value);
   subscriber.complete();
+}
+
+/** A stream's lock was lost: its error, or `onLost`'s value. */
+function whenLost(plan: LockedMethodPlan, error: LockLostError, args: unknown[]): () => unknown {
+  return () => {
+    if (plan.onLost === 'throw') throw error;
+    return (plan.onLost as Exclude<OnLostCall, 'throw' | 'ignore'>)(error, ...args);
+  };
+}
+
+/** The plan's `onLost` for one call: a function gets the call's arguments too. */
+function onLostOf(plan: LockedMethodPlan, args: unknown[]): OnLost {
+  const { onLost } = plan;
+  return typeof onLost === 'function' ? (error) => onLost(error, ...args) : onLost;
 }
 
 function whenBusy(plan: LockedMethodPlan, error: unknown, args: unknown[]): unknown {

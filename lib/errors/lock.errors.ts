@@ -75,15 +75,28 @@ const lossAdvice: Record<LockLossReason, string> = {
     'it was held for longer than `maxHold`. Make the critical section shorter or raise `maxHold`.',
 };
 
-/** A lock we held is no longer ours. Stop the work it protected. */
+/**
+ * A lock we held is no longer ours. Stop the work it protected. From `withLock` or a decorated
+ * method, it means the lock was lost while the code ran, so another holder may have run at the
+ * same time: the code's own result is on `result`, or its error on `cause`.
+ */
 export class LockLostError extends LockError {
   readonly code = 'LOCK_LOST';
+  /** What the code that held the lock returned, when it returned. */
+  readonly result?: unknown;
 
   constructor(
     key: string,
     readonly reason: LockLossReason,
+    outcome?: { readonly result?: unknown; readonly cause?: unknown },
   ) {
-    super(`Lock "${key}" was lost: ${lossAdvice[reason]}`, key, 503);
+    super(
+      `Lock "${key}" was lost: ${lossAdvice[reason]}`,
+      key,
+      503,
+      outcome && { cause: outcome.cause },
+    );
+    if (outcome && 'result' in outcome) this.result = outcome.result;
   }
 }
 

@@ -1,3 +1,5 @@
+import type { OnLost } from '../core/lock-loss.js';
+
 /** Options for one lock acquisition. Module-wide defaults come from `LockModuleOptions.defaults`. */
 export interface LockOptions {
   /**
@@ -25,6 +27,14 @@ export interface LockOptions {
    */
   maxHold?: number;
   /**
+   * Keeps the lock at least this many ms after it was taken, even when the holder is done
+   * sooner: release then shortens the lease to what is left of `minHold` instead of deleting
+   * the key. For jobs that should run once per tick across instances whose clocks or timers
+   * differ a little (ShedLock's `lockAtLeastFor`); pair it with `onBusy: 'skip'`.
+   * @default undefined (release frees the lock at once)
+   */
+  minHold?: number;
+  /**
    * Also issue a fencing token: a number that strictly increases with each acquisition of the
    * key, available as `lock.fence`. Compare it at the resource to reject stale writers.
    * @default false
@@ -38,6 +48,17 @@ export interface LockOptions {
   signal?: AbortSignal;
 }
 
+/** Options of `withLock`: lock options plus what to do when the lock is lost while `fn` runs. */
+export interface WithLockOptions<T = unknown> extends LockOptions {
+  /**
+   * `'throw'`: reject with `LockLostError` (HTTP 503) when the lock was lost while `fn` ran, even
+   * if `fn` returned; its result is on `error.result`, its error on `error.cause`. `'ignore'`:
+   * settle as `fn` did. A function: its result is returned instead; it gets the error.
+   * @default 'throw'
+   */
+  onLost?: OnLost<T>;
+}
+
 /** The options with every default applied. */
-export type ResolvedLockOptions = Required<Omit<LockOptions, 'maxHold' | 'signal'>> &
-  Pick<LockOptions, 'maxHold' | 'signal'>;
+export type ResolvedLockOptions = Required<Omit<LockOptions, 'maxHold' | 'minHold' | 'signal'>> &
+  Pick<LockOptions, 'maxHold' | 'minHold' | 'signal'>;
