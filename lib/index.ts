@@ -1,9 +1,15 @@
 export { LockModule } from './lock.module.js';
 export { LockService } from './lock.service.js';
 export { DistributedLock } from './decorators/distributed-lock.decorator.js';
+export {
+  LockExceptionFilter,
+  lockErrorBody,
+  type LockErrorBody,
+} from './filters/lock-exception.filter.js';
 export type {
   DistributedLockOptions,
   OnBusy,
+  OnLostCall,
 } from './interfaces/distributed-lock-options.interface.js';
 export type { LockKeySource } from './keys/lock-key.resolver.js';
 export type {
@@ -13,7 +19,7 @@ export type {
 export type { LockOptions, WithLockOptions } from './interfaces/lock-options.interface.js';
 export type { OnLost } from './core/lock-loss.js';
 export type { Lock } from './core/lock.interface.js';
-export type { LockEvent, LockEventType } from './core/lock.events.js';
+export type { LockEvent, LockEventType, StoreEvent } from './core/lock.events.js';
 export { currentLock } from './core/lock-context.js';
 export { fencedWrite, type FencedWrite, type RedisWrite } from './fencing/fenced-write.js';
 export {

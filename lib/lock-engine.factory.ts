@@ -17,6 +17,7 @@ import {
   DEFAULT_STORE_TIMEOUT,
 } from './lock.constants.js';
 import { checkConnectionTarget, provideStore } from './lock-store.factory.js';
+import { lockLog } from './lock.logger.js';
 
 const knownModuleOptions = new Set([
   'redis',
@@ -31,6 +32,7 @@ const knownModuleOptions = new Set([
   'pollCap',
   'localHandoffs',
   'shutdownTimeout',
+  'logger',
 ]);
 
 /** Validates module options at bootstrap and builds the engine with its store. */
@@ -53,6 +55,7 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
     localHandoffs: options.localHandoffs ?? DEFAULT_LOCAL_HANDOFFS,
     busyStatusCode: options.busyStatusCode ?? DEFAULT_BUSY_STATUS_CODE,
     shutdownTimeout: options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
+    log: lockLog(options.logger),
   });
 }
 
@@ -92,6 +95,7 @@ function validateModuleOptions(options: LockModuleOptions): void {
   checkPositive(storeTimeout, 'storeTimeout');
   checkPositive(pollCap, 'pollCap');
   checkCount(options.shutdownTimeout, 'shutdownTimeout');
+  checkLogger(options.logger);
   checkCount(localHandoffs, 'localHandoffs');
   const validStatus =
     Number.isInteger(busyStatusCode) && busyStatusCode! >= 400 && busyStatusCode! < 600;
@@ -111,6 +115,20 @@ function checkReplicas(replicas: LockModuleOptions['replicas']): void {
       'LockModule "replicas" must be { count: N ≥ 1, timeout?: ms ≥ 1 }, e.g. { count: 1, timeout: 100 }.',
     );
   }
+}
+
+function checkLogger(logger: unknown): void {
+  if (logger === undefined || logger === false) return;
+  const methods = ['log', 'error', 'warn'] as const;
+  if (
+    typeof logger === 'object' &&
+    logger &&
+    methods.every((m) => typeof (logger as Record<string, unknown>)[m] === 'function')
+  )
+    return;
+  throw new LockOptionsError(
+    `LockModule "logger" must be a Nest LoggerService (log, error, warn) or false, got ${describe(logger)}.`,
+  );
 }
 
 function checkPositive(value: unknown, name: string): void {

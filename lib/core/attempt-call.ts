@@ -1,3 +1,4 @@
+import type { LockError } from '../errors/lock.errors.js';
 import type { AcquireAttempt } from '../stores/lock-store.interface.js';
 import type { EngineContext } from './engine-context.js';
 import type { LockRequest } from './lock-request.js';
@@ -26,7 +27,7 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
     /** When the attempt was sent (`performance.now()`), or a little before. */
     readonly startedAt: number,
   ) {
-    super(context.deadlines, request.label, 'acquire', context.reportFailure);
+    super(context.deadlines, request.label, 'acquire', context.health);
   }
 
   protected override map(attempt: AcquireAttempt): unknown {
@@ -35,11 +36,14 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
 
   /**
    * A failed or unanswered attempt may still have taken the keys (the reply, not the command,
-   * was lost), so they are given back: sent after the attempt on the same connection, the give
-   * back lands after it, whenever that is.
+   * was lost), so they are given back once the store is done with it: a script's NOSCRIPT
+   * fallback can run it again after a timeout, and the give-back must land after that.
    */
-  protected override onFailure(): void {
-    this.context.giveBack(this.request.fullKeys, this.token);
+  protected override onFailure(error: LockError): void {
     this.owner.attemptFailed(this);
+    // A store that refused the call before sending it says so (`unsent`).
+    if ((error.cause as { unsent?: boolean } | undefined)?.unsent) return;
+    const giveBack = (): void => this.context.giveBack(this.request.fullKeys, this.token);
+    this.operation!.then(giveBack, giveBack);
   }
 }

@@ -3,12 +3,8 @@ import type { LockStore } from '../stores/lock-store.interface.js';
 import { LockShutdownError } from '../errors/lock.errors.js';
 import { LockEventBus, type LockEvent } from './lock.events.js';
 import { CallDeadlines } from './call-deadlines.js';
-import {
-  callStore,
-  type CallHooks,
-  type StoreCallFailure,
-  type StoreOperation,
-} from './store-call.js';
+import { callStore, type CallHooks, type StoreOperation } from './store-call.js';
+import { StoreHealthMonitor } from './store-health.js';
 
 export interface LockEngineConfig {
   readonly store: LockStore;
@@ -24,6 +20,8 @@ export interface LockEngineConfig {
   readonly busyStatusCode: number;
   /** Longest `close()` waits for held locks to be released before it leaves them to expire. */
   readonly shutdownTimeout: number;
+  /** Hears what an operator should: the store going down and coming back, and lost locks. */
+  readonly log?: (event: LockEvent) => void;
   /** Lets go of the store on `close()`: closes what the module created, leaves the user's open. */
   readonly closeStore: () => Promise<void>;
 }
@@ -43,7 +41,14 @@ export class EngineContext {
   constructor(readonly config: LockEngineConfig) {
     this.deadlines = new CallDeadlines(config.storeTimeout);
     this.localGrants = config.store.grantsOnlyOnAcquire !== true;
+    this.health = new StoreHealthMonitor(
+      { emit: (event) => this.emit(event), log: (event) => config.log?.(event) },
+      config.store.endpoint,
+    );
   }
+
+  /** Every store call reports to it; it tells of outages once each. */
+  readonly health: StoreHealthMonitor;
 
   get store(): LockStore {
     return this.config.store;
@@ -59,16 +64,14 @@ export class EngineContext {
     what: StoreOperation,
     hooks?: CallHooks<T, R>,
   ): Promise<R> {
-    return callStore(operation, key, what, this.deadlines, hooks, this.reportFailure);
+    return callStore(operation, key, what, this.deadlines, hooks, this.health);
   }
-
-  /** Made once: every store call reports its failure through it. */
-  readonly reportFailure: StoreCallFailure = (error, key, what) =>
-    this.emit({ type: 'error', key, operation: what, error });
 
   /** Best-effort release of a lease nobody holds any more (a late or unwanted win). */
   giveBack(keys: readonly string[], token: string): void {
-    this.store.release(keys, token).catch(() => undefined);
+    // A store call like any other, so that shutdown waits for it before closing the store.
+    const release = Promise.resolve().then(() => this.store.release(keys, token));
+    callStore(release, undefined, 'release', this.deadlines).catch(() => undefined);
   }
 
   drift(ttl: number): number {

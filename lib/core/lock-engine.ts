@@ -10,6 +10,7 @@ import type { Lock } from './lock.interface.js';
 import { LockLeases } from './lock-leases.js';
 import { prepareLockRequest, type LockRequest } from './lock-request.js';
 import { NestedLock } from './nested-lock.js';
+import { callStore } from './store-call.js';
 import type { Observable } from 'rxjs';
 
 export type { LockEngineConfig } from './engine-context.js';
@@ -70,8 +71,10 @@ export class LockEngine {
     fn: (lock: Lock) => T | Promise<T>,
     options?: WithLockOptions<T>,
   ): Promise<T> {
-    const { onLost = 'throw', ...lockOptions } = options ?? {};
-    const request = this.prepare(key, options && lockOptions);
+    const given = isRecord(options);
+    const { onLost = 'throw', ...lockOptions } = given ? options : {};
+    // Anything but an object is refused by `prepare`, as `acquire` refuses it.
+    const request = this.prepare(key, given ? lockOptions : options);
     checkOnLost(onLost, request.label);
     const lock = await this.acquireRequest(request);
     return holdWhile(
@@ -112,9 +115,23 @@ export class LockEngine {
     return runHoldingLock(this, lock, fullKeys, fn);
   }
 
-  /** Lets the store check its configuration once, at startup. */
+  /**
+   * Checks the store once, at startup: that it answers (if not, says so: the app still starts),
+   * its own configuration (e.g. WAIT for `replicas`), and an eviction policy that can drop locks.
+   */
   async init(): Promise<void> {
-    await this.context.store.init?.();
+    const { store, health, deadlines } = this.context;
+    try {
+      await callStore(Promise.resolve(store.init?.()), undefined, 'ping', deadlines);
+      await callStore(store.ping(), undefined, 'ping', deadlines);
+    } catch (error) {
+      // A setting the store refuses fails bootstrap. An unreachable store does not: calls fail
+      // fast until it answers, and its return is told.
+      if (error instanceof LockOptionsError) throw error;
+      return health.unreachableAtStartup(error as Error);
+    }
+    const policy = await store.evictionPolicy?.().catch(() => undefined);
+    if (policy !== undefined && policy !== 'noeviction') health.unsafeEviction(policy);
   }
 
   /**
@@ -147,6 +164,10 @@ export class LockEngine {
     await this.context.config.closeStore();
     this.context.bus.complete();
   }
+}
+
+function isRecord<T extends object>(value: T | undefined): value is T {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function partialReentry(request: LockRequest, overlapping: number): LockOptionsError {

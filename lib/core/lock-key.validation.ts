@@ -35,7 +35,8 @@ export function validateLockKeys(key: unknown): readonly string[] {
     if (key.length === 0) {
       throw new LockKeyError('A multi-key lock needs at least one key; got an empty array.');
     }
-    key.forEach(validateLockKey);
+    // Indexed: `forEach` skips the holes of a sparse array, which would become "undefined".
+    for (let i = 0; i < key.length; i++) validateLockKey(key[i]);
     // Order is kept: `lock.fence` is the first key's fence, so callers choose which one it is.
     return [...new Set(key as string[])];
   }

@@ -199,7 +199,9 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     if (!lock.autoRenew && reason === 'expired') {
       this.context.emit({ type: 'expired', key: lock.key, held });
     } else {
-      this.context.emit({ type: 'lost', key: lock.key, held, reason });
+      const lost = { type: 'lost', key: lock.key, held, reason } as const;
+      this.context.emit(lost);
+      this.context.config.log?.(lost);
     }
   }
 

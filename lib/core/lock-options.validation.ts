@@ -38,6 +38,9 @@ export function lockOptionsProblem(
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     return `lock options must be an object, got ${describe(options)}.`;
   }
+  if (typeof (options as { then?: unknown }).then === 'function') {
+    return 'lock options must be an object, got a Promise: await it first.';
+  }
   const record = options as Record<string, unknown>;
   for (const name in record) {
     // Own-ness is asked of unknown names only: known ones are checked by value below.

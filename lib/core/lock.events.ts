@@ -33,8 +33,38 @@ export type LockEvent =
       readonly type: 'error';
       /** Undefined for a batched renewal, which covers many keys. */
       readonly key: string | undefined;
-      readonly operation: 'acquire' | 'release' | 'extend' | 'subscribe';
+      readonly operation: 'acquire' | 'release' | 'extend' | 'subscribe' | 'ping';
       readonly error: Error;
+    }
+  | StoreEvent;
+
+/**
+ * The store's state, as an operator wants to hear it: once when it stops answering (or does not
+ * answer at startup), once when it is back, and a risky setting found at startup.
+ */
+export type StoreEvent =
+  | {
+      readonly type: 'store-down';
+      readonly key?: undefined;
+      /** Where the store is (no credentials), when the store can say. */
+      readonly endpoint?: string;
+      readonly error: Error;
+      /** The store did not answer the startup check. */
+      readonly atStartup: boolean;
+    }
+  | {
+      readonly type: 'store-up';
+      readonly key?: undefined;
+      readonly endpoint?: string;
+      /** ms from the first failure to the first answer since. */
+      readonly downFor: number;
+    }
+  | {
+      readonly type: 'unsafe-eviction';
+      readonly key?: undefined;
+      readonly endpoint?: string;
+      /** Redis `maxmemory-policy`: any but `noeviction` may evict a held lock's key. */
+      readonly policy: string;
     };
 
 export type LockEventType = LockEvent['type'];

@@ -39,7 +39,7 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
     /** The lock's queue, unless the lock had already ended. */
     readonly queue: WaitQueue | undefined,
   ) {
-    super(context.deadlines, lock.key, 'release', context.reportFailure);
+    super(context.deadlines, lock.key, 'release', context.health);
     if (queue?.waiting) this.requeue = queue.id;
     this.heir = lock.fullKeys.length === 1 && context.localGrants ? queue?.heir() : undefined;
     if (this.heir) {

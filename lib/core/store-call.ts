@@ -2,22 +2,16 @@ import { LockError, LockStoreError } from '../errors/lock.errors.js';
 import { afterPendingIo } from './after-pending-io.js';
 import { TimedCall, type CallDeadlines } from './call-deadlines.js';
 import type { LockEvent } from './lock.events.js';
+import type { StoreHealth } from './store-health.js';
 
 type PromiseExecutor<R> = ConstructorParameters<typeof Promise<R>>[0];
 
 /** What a store call does, as the `error` event names it. */
 export type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
 
-/** Hears of a failed store call before its caller does. */
-export type StoreCallFailure = (
-  error: LockError,
-  key: string | undefined,
-  what: StoreOperation,
-) => void;
-
 /**
  * One store call, bounded by `deadlines.ms`: its promise settles with the answer as `map` reads
- * it, or with a `LockStoreError` (which `report` hears of first) on failure or timeout. A call
+ * it, or with a `LockStoreError` (which `health` hears of first) on failure or timeout. A call
  * that timed out may still be answered later: `lateAnswer` then gets the answer.
  *
  * Acquires and releases subclass it, so that a call is one object with its own state rather
@@ -34,7 +28,7 @@ export abstract class StoreCall<T, R> extends TimedCall {
     deadlines: CallDeadlines,
     readonly key: string | undefined,
     readonly what: StoreOperation,
-    private readonly report?: StoreCallFailure,
+    private readonly health?: StoreHealth,
   ) {
     super(deadlines);
     StoreCall.adopting = this as unknown as StoreCall<unknown, unknown>;
@@ -53,8 +47,12 @@ export abstract class StoreCall<T, R> extends TimedCall {
     call.reject = reject;
   }
 
+  /** The store's own promise, which may settle after the call timed out. */
+  protected operation?: Promise<T>;
+
   /** Times the call from `sentAt` (default: now) and listens for `operation`'s answer. */
   start(operation: Promise<T>, sentAt?: number): Promise<R> {
+    this.operation = operation;
     this.deadlines.track(this, sentAt);
     operation.then(
       (result) => this.answered(result),
@@ -74,6 +72,7 @@ export abstract class StoreCall<T, R> extends TimedCall {
 
   private answered(result: T): void {
     this.end();
+    this.health?.answered();
     if (this.timedOut) return this.lateAnswer(result);
     try {
       this.resolve(this.map(result));
@@ -102,7 +101,7 @@ export abstract class StoreCall<T, R> extends TimedCall {
   }
 
   private fail(error: LockError): void {
-    this.report?.(error, this.key, this.what);
+    this.health?.failed(error, this.key, this.what);
     this.onFailure(error);
     this.reject(error);
   }
@@ -123,9 +122,9 @@ class HookedCall<T, R> extends StoreCall<T, R> {
     key: string | undefined,
     what: StoreOperation,
     private readonly hooks: CallHooks<T, R>,
-    report?: StoreCallFailure,
+    health?: StoreHealth,
   ) {
-    super(deadlines, key, what, report);
+    super(deadlines, key, what, health);
   }
 
   protected override map(result: T): R | PromiseLike<R> {
@@ -150,9 +149,9 @@ export function callStore<T, R = T>(
   what: StoreOperation,
   deadlines: CallDeadlines,
   hooks = NO_HOOKS as CallHooks<T, R>,
-  report?: StoreCallFailure,
+  health?: StoreHealth,
 ): Promise<R> {
-  const call = new HookedCall(deadlines, key, what, hooks, report);
+  const call = new HookedCall(deadlines, key, what, hooks, health);
   return call.start(operation);
 }
 

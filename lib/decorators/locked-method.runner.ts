@@ -77,14 +77,14 @@ function lockedStream(
     const run = (held: Lock, fullKeys: readonly string[]): void => {
       if (cancel.signal.aborted) return void held.release().catch(() => undefined);
       lock = held;
-      if (plan.onLost !== 'ignore') {
-        held.signal.addEventListener('abort', () => {
-          const lost = lossOf(held, undefined); // shutdown also aborts, but loses nothing
-          if (!lost || subscriber.closed) return;
-          inner?.unsubscribe();
-          end(() => endStream(whenLost(plan, lost, args), subscriber));
-        });
-      }
+      held.signal.addEventListener('abort', () => {
+        const lost = lossOf(held, undefined);
+        if (subscriber.closed || (lost && plan.onLost === 'ignore')) return;
+        inner?.unsubscribe();
+        // Lost: as `onLost` says. Else shutdown: the stream ends, so its lock can be released.
+        const reason: unknown = held.signal.reason;
+        end(() => endStream(lost ? whenLost(plan, lost, args) : () => throwIt(reason), subscriber));
+      });
       // Subscribing inside the lock's context makes nested locked calls in the stream reentrant.
       inner = engine.runHolding(held, fullKeys, () => subscribeTo(invoke(), subscriber, end));
     };
@@ -145,6 +145,10 @@ function endStream(fallback: () => unknown, subscriber: Subscriber<unknown>): vo
   if (isObservable(value)) return void value.subscribe(subscriber);
   if (value !== undefined) subscriber.next(value);
   subscriber.complete();
+}
+
+function throwIt(error: unknown): never {
+  throw error;
 }
 
 /** A stream's lock was lost: its error, or `onLost`'s value. */

@@ -18,6 +18,11 @@ export abstract class LockError extends Error {
   readonly status: number;
   /** Whether the message is safe to show to an HTTP client. */
   readonly expose: boolean;
+  /**
+   * What a client may be told: the resource and the outcome, without the class and method that
+   * took the lock, Redis addresses or advice meant for the developer (those stay in `message`).
+   */
+  abstract readonly publicMessage: string;
 
   protected constructor(
     message: string,
@@ -60,6 +65,10 @@ export class LockBusyError extends LockError {
     this.waited = details.waited;
     this.nodes = details.nodes;
   }
+
+  get publicMessage(): string {
+    return `Resource "${this.key}" is busy. Retry later.`;
+  }
 }
 
 /** Why a held lock stopped being ours. */
@@ -98,6 +107,10 @@ export class LockLostError extends LockError {
     );
     if (outcome && 'result' in outcome) this.result = outcome.result;
   }
+
+  get publicMessage(): string {
+    return `The lock on resource "${this.key}" was lost while the request ran, so its outcome is uncertain.`;
+  }
 }
 
 /** The store (Redis) failed or could not be reached. Never means "busy". */
@@ -114,6 +127,11 @@ export class LockStoreError extends LockError {
     const subject = key === undefined ? 'The lock store' : `Lock "${key}"`;
     super(`${subject}: ${detail}`, key, 503, { cause });
   }
+
+  get publicMessage(): string {
+    const subject = this.key === undefined ? 'The service' : `Resource "${this.key}"`;
+    return `${subject} is temporarily unavailable. Retry later.`;
+  }
 }
 
 /**
@@ -127,6 +145,10 @@ export class LockShutdownError extends LockStoreError {
 
   constructor(key: string | undefined, detail: string) {
     super(key, `the lock service is shutting down: ${detail}`);
+  }
+
+  override get publicMessage(): string {
+    return 'The service is shutting down. Retry later.';
   }
 }
 
@@ -148,14 +170,21 @@ export class StaleFenceError extends LockError {
       409,
     );
   }
+
+  get publicMessage(): string {
+    return `Write to "${this.key}" refused: a newer holder of its lock has written since.`;
+  }
 }
 
 /** A lock key (or key template) is invalid. Nothing was sent to the store. */
 export class LockKeyError extends LockError {
   readonly code = 'LOCK_KEY_INVALID';
+  readonly publicMessage: string;
 
-  constructor(message: string, key?: string) {
+  /** `publicMessage`: what is wrong, for a client, when `message` names code it should not see. */
+  constructor(message: string, key?: string, publicMessage = message) {
     super(message, key, 400);
+    this.publicMessage = publicMessage;
   }
 }
 
@@ -165,5 +194,9 @@ export class LockOptionsError extends LockError {
 
   constructor(message: string, key?: string) {
     super(message, key, 500);
+  }
+
+  get publicMessage(): string {
+    return 'Internal server error';
   }
 }

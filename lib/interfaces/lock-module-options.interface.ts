@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { ReplicaAcknowledgement } from '../stores/redis/redis-lock-store-options.interface.js';
@@ -91,4 +92,11 @@ export interface LockModuleOptions {
    * @default 10000
    */
   shutdownTimeout?: number;
+  /**
+   * Where the module logs what an operator should hear: the store going down and coming back
+   * (once each, not per request), an eviction policy that can drop locks (at startup), and each
+   * lost lock (WARN). `false` silences it. Busy and bad-key answers are never logged.
+   * @default new Logger('LockModule')
+   */
+  logger?: LoggerService | false;
 }

@@ -89,6 +89,8 @@ function valueOf(
   throw new LockKeyError(
     `${method}: lock key template "${template}" needs ${placeholder.source}, but it is ${shown(value)}. ` +
       'Pass a non-empty string or a finite number there, or change the template.',
+    undefined,
+    `The lock key needs a value (${placeholder.source}), but it is ${shown(value)}.`,
   );
 }
 

@@ -103,6 +103,13 @@ export interface LockStore {
    * to set a successor's lease. @default false
    */
   readonly grantsOnlyOnAcquire?: boolean;
+  /** Where the store is, for logs: e.g. `redis://10.0.0.5:6379/0`, never with credentials. */
+  readonly endpoint?: string;
+  /**
+   * The store's eviction policy (Redis `maxmemory-policy`), checked at startup: a policy that can
+   * evict keys with a TTL can drop a held lock. Undefined when the store cannot say.
+   */
+  evictionPolicy?(): Promise<string | undefined>;
   /** False when the store cannot issue safe monotonic fences (Redlock). @default true */
   readonly supportsFencing?: boolean;
   /** Throws `LockKeyError` for keys this store cannot lock together (e.g. across Cluster slots). */

@@ -63,7 +63,9 @@ describe.each(PLATFORMS)('a busy lock over HTTP (%s)', (platform) => {
       expect(response.type).toBe('application/json');
       expect(response.body).toEqual({
         statusCode: 409,
-        message: expect.stringContaining('Lock "booking:b1" is busy'),
+        error: 'LOCK_BUSY',
+        message: 'Resource "booking:b1" is busy. Retry later.',
+        resource: 'booking:b1',
       });
       expect(contenderRan).toBe(false);
     });
@@ -85,7 +87,9 @@ describe.each(PLATFORMS)('a busy lock over HTTP (%s)', (platform) => {
     expect(response.status).toBe(423);
     expect(response.body).toEqual({
       statusCode: 423,
-      message: expect.stringContaining('Lock "booking:b2" is busy'),
+      error: 'LOCK_BUSY',
+      message: 'Resource "booking:b2" is busy. Retry later.',
+      resource: 'booking:b2',
     });
   });
 
@@ -114,7 +118,9 @@ describe.each(PLATFORMS)('a busy lock over HTTP (%s)', (platform) => {
         expect(response.status).toBe(503);
         expect(response.body).toEqual({
           statusCode: 503,
-          message: expect.stringMatching(/store|Redis/),
+          error: 'LOCK_STORE_UNAVAILABLE',
+          message: expect.stringMatching(/temporarily unavailable/),
+          resource: expect.stringMatching(/^(booking|order):d1$/),
         });
       }
       await doomed.restart();

@@ -42,7 +42,7 @@ describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform)
     const second = await request(fixture.url).get('/feed/f2');
 
     expect(second.status).toBe(409);
-    expect(second.body.message).toContain('Lock "feed:f2" is busy');
+    expect(second.body.message).toBe('Resource "feed:f2" is busy. Retry later.');
     expect(hub.opened('f2')).toHaveLength(1);
     hub.latest('f2').complete();
     await first.ended;

@@ -10,6 +10,8 @@ import type { ClusterOptions, Redis, RedisOptions } from 'ioredis';
 export const OWNED_CLIENT_OPTIONS = {
   lazyConnect: true,
   autoResendUnfulfilledCommands: false,
+  // Reconnect within half a second of Redis coming back, however long it was away.
+  retryStrategy: (attempt: number) => Math.min(attempt * 50, 500),
 } as const satisfies RedisOptions;
 
 /** The same for a cluster's node connections. */

@@ -11,6 +11,8 @@ import type {
   ReleaseReport,
 } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
+import { ConnectionState } from './connection-state.js';
+import { endpointOf } from './endpoint.js';
 import type { RedisLockStoreOptions } from './redis-lock-store-options.interface.js';
 import { ReplicaWait } from './replica-wait.js';
 import { clusterSlot } from './cluster-slot.js';
@@ -40,6 +42,7 @@ export class RedisLockStore implements LockStore {
   readonly turnGrace = TURN_GRACE;
   /** With `replicas`, every grant must pass WAIT, which only `tryAcquire` runs. */
   readonly grantsOnlyOnAcquire: boolean;
+  private readonly connection: ConnectionState;
   private readonly notifier: ReleaseNotifier;
   private readonly cluster: boolean;
   private readonly send: CommandSender;
@@ -51,6 +54,7 @@ export class RedisLockStore implements LockStore {
     private readonly options: RedisLockStoreOptions = {},
   ) {
     this.cluster = client instanceof Cluster;
+    this.connection = new ConnectionState(client);
     this.send = this.cluster ? directSender(client) : corkingSender(client as Redis);
     this.publish = this.cluster ? 'SPUBLISH' : 'PUBLISH';
     if (this.cluster && options.replicas) {
@@ -100,10 +104,14 @@ export class RedisLockStore implements LockStore {
   }
 
   async init(): Promise<void> {
-    await this.replicaWait?.check();
+    if (!this.replicaWait) return;
+    // WAIT's check needs the server: an unreachable one is reported as such, not as a refusal.
+    await this.ping();
+    await this.replicaWait.check();
   }
 
   tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+    if (this.connection.down) return this.connection.refuse();
     const attempt = this.attempt(request);
     const { replicaWait } = this;
     if (!replicaWait) return attempt;
@@ -174,6 +182,7 @@ export class RedisLockStore implements LockStore {
     token: string,
     { quiet = false, requeue = '', successor }: ReleaseOptions = NO_RELEASE_OPTIONS,
   ): Promise<ReleaseReport> {
+    // Not refused while the connection is down: a give-back must land once it is back.
     const read = (reply: unknown): ReleaseReport =>
       releaseReport(reply as number, (subscribers) => subscribers > this.listenersHere(keys));
     if (quiet) return runScript(this.send, GIVE_BACK, keys, [token], read);
@@ -199,6 +208,7 @@ export class RedisLockStore implements LockStore {
   }
 
   async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
+    if (this.connection.down) return this.connection.refuse();
     const perKey = await Promise.all(this.bySlot(leases).map((batch) => this.extendBatch(batch)));
     const results = new Map(perKey.flat());
     return leases.map((lease) => {
@@ -211,8 +221,18 @@ export class RedisLockStore implements LockStore {
     return this.notifier.subscribe(channelOf(key), onRelease);
   }
 
+  /** Fails as soon as the connection is found down, rather than wait to reconnect. */
+  get endpoint(): string {
+    return endpointOf(this.client);
+  }
+
   async ping(): Promise<void> {
-    await this.client.ping();
+    await this.connection.untilDown(() => this.client.ping());
+  }
+
+  async evictionPolicy(): Promise<string | undefined> {
+    const reply = (await this.client.config('GET', 'maxmemory-policy')) as string[];
+    return reply[1];
   }
 
   async close(): Promise<void> {

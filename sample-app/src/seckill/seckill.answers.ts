@@ -1,4 +1,5 @@
 import { ConflictException, NotFoundException } from '@nestjs/common';
+import { StaleFenceError, type LockLostError } from 'nestjs-distributed-lock';
 
 export interface Order {
   readonly orderId: string;
@@ -32,4 +33,14 @@ export const refuse = {
 /** `onBusy` for the sale's locks: a lock wait that ran out answers 409 BUSY. */
 export function answerBusy(): never {
   throw refuse.busy();
+}
+
+/**
+ * `onLost` for the sale's locks. A buyer whose lock was lost while it sold (it paused past its
+ * lease) either had its stock write refused by the fence, so nothing was sold (409, retry), or
+ * wrote unfenced, so the sale may be wrong: that stays a `LockLostError` (503).
+ */
+export function answerLost(error: LockLostError): never {
+  if (error.cause instanceof StaleFenceError) throw error.cause;
+  throw error;
 }

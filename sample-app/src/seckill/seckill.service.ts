@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { currentLock, DistributedLock } from 'nestjs-distributed-lock';
 import { SECKILL_CONFIG, type SeckillConfig } from '../config/seckill.config.js';
 import { OrderBook } from './order-book.js';
-import { answerBusy, type Order } from './seckill.answers.js';
+import { answerBusy, answerLost, type Order } from './seckill.answers.js';
 
 /** The three ways to sell: locked and fenced, unprotected (to show the oversell), and atomic. */
 @Injectable()
@@ -18,7 +18,11 @@ export class SeckillService {
    * reaches the product. Sold-out and repeat buyers are answered before the product lock is
    * even asked for; the product lock re-checks.
    */
-  @DistributedLock('seckill:{0}:user:{1}', { fencing: false, onBusy: answerBusy })
+  @DistributedLock('seckill:{0}:user:{1}', {
+    fencing: false,
+    onBusy: answerBusy,
+    onLost: answerLost,
+  })
   async buy(productId: number, userId: string): Promise<Order> {
     await this.book.checkSale(productId, userId);
     return this.buyHoldingProduct(productId, userId);
@@ -31,7 +35,7 @@ export class SeckillService {
    * the check and the write. Fencing comes from the module defaults (`fencing: true`, except
    * on Redlock, which cannot issue fences).
    */
-  @DistributedLock('seckill:{0}', { onBusy: answerBusy })
+  @DistributedLock('seckill:{0}', { onBusy: answerBusy, onLost: answerLost })
   async buyHoldingProduct(productId: number, userId: string): Promise<Order> {
     const stock = await this.book.checkSale(productId, userId);
     if (this.config.thinkMs > 0) await sleep(this.config.thinkMs);
