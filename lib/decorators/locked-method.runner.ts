@@ -1,7 +1,7 @@
 import { isObservable, Observable, type Subscriber, type Subscription } from 'rxjs';
 import type { LockEngine } from '../core/lock-engine.js';
 import type { Lock } from '../core/lock.interface.js';
-import { LockBusyError, LockLostError } from '../errors/lock.errors.js';
+import { LockBusyError, LockLostError, LockStoreError } from '../errors/lock.errors.js';
 import type { OnBusy, OnLostCall } from '../interfaces/distributed-lock-options.interface.js';
 import { holdWhile, lossOf, type OnLost } from '../core/lock-loss.js';
 import type { LockOptions } from '../interfaces/lock-options.interface.js';
@@ -165,7 +165,12 @@ function onLostOf(plan: LockedMethodPlan, args: unknown[]): OnLost {
   return typeof onLost === 'function' ? (error) => onLost(error, ...args) : onLost;
 }
 
+/**
+ * A lock not taken: busy goes to `onBusy`. With `'skip'` (a scheduled job), an unreachable store
+ * skips the run too: the module logs the outage once, where a scheduler would log every tick.
+ */
 function whenBusy(plan: LockedMethodPlan, error: unknown, args: unknown[]): unknown {
+  if (plan.onBusy === 'skip' && error instanceof LockStoreError) return undefined;
   if (!(error instanceof LockBusyError) || plan.onBusy === 'throw') throw error;
   if (plan.onBusy === 'skip') return undefined;
   return plan.onBusy(error, ...args);

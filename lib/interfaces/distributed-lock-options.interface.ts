@@ -22,7 +22,8 @@ export interface DistributedLockOptions extends LockOptions {
    * return `undefined` (for cron jobs that only one instance should run). A function: its
    * result is returned instead of the method's; it gets the error and the method's arguments.
    * `'skip'` also makes the default `wait` 0, so that an instance whose tick comes while another
-   * runs the job skips it at once; an explicit `wait` still applies.
+   * runs the job skips it at once (an explicit `wait` still applies), and skips the run when the
+   * store is unreachable: the module logs the outage once, where a scheduler would log each tick.
    * @default 'throw'
    */
   onBusy?: OnBusy;

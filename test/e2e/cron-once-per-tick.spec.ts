@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { reportFigures } from '../harness/figures.js';
+import { waitUntil } from '../harness/wait-until.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import {
   MIN_HOLD_MS,
@@ -50,6 +51,23 @@ describe("a job with onBusy: 'skip' on 3 instances whose ticks are staggered (0,
 
     reportFigures('cron runs per round (minHold)', { perRound });
     expect(perRound).toEqual(Array(ROUNDS).fill(1));
+  });
+
+  it('skips ticks quietly while Redis is down, and runs again once it is back', async () => {
+    const job = apps[0]!.get(ReportJob);
+    await redis.server.stop();
+    try {
+      // Each tick resolves without running: nothing is thrown for the scheduler to log per tick.
+      for (let tick = 0; tick < 3; tick++) expect(await job.run(100 + tick)).toBeUndefined();
+      expect([100, 101, 102].map((round) => runs.get(round))).toEqual([
+        undefined,
+        undefined,
+        undefined,
+      ]);
+    } finally {
+      await redis.server.restart();
+    }
+    await waitUntil('a tick to run again', async () => (await job.run(200)) === 'ran', 5_000, 50);
   });
 
   it('canary: without minHold, a later tick finds the lock free and runs again', async () => {
