@@ -1,26 +1,16 @@
-import { engineOn } from '../../test/harness/test-engine.js';
+import { useMemoryEngine } from '../../test/harness/test-engine.js';
 import { waitUntil } from '../../test/harness/wait-until.js';
 import { LockLostError, LockOptionsError } from '../errors/lock.errors.js';
-import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
-import type { LockEngine } from './lock-engine.js';
 
 describe('a lock lost while its code runs', () => {
-  let store: MemoryLockStore;
-  let engine: LockEngine;
-
-  beforeEach(() => {
-    store = new MemoryLockStore();
-    engine = engineOn(store, { closeStore: () => Promise.resolve() });
-  });
-
-  afterEach(() => engine.close());
+  const memory = useMemoryEngine();
 
   /** Runs `withLock` on `k` whose key an outside actor deletes while `fn` runs. */
   function runLosing<T>(result: () => T, options = {}): Promise<T> {
-    return engine.withLock(
+    return memory.engine.withLock(
       'k',
       async (lock) => {
-        store.forceDelete('lock:k');
+        memory.store.forceDelete('lock:k');
         // Renewal (every ttl / 3) finds the key gone and aborts the signal.
         await new Promise((resolve) => lock.signal.addEventListener('abort', resolve));
         return result();
@@ -63,8 +53,8 @@ describe('a lock lost while its code runs', () => {
   });
 
   it('counts a key found gone at release as lost, though renewal had not seen it yet', async () => {
-    const error = await engine
-      .withLock('k', () => store.forceDelete('lock:k'), { ttl: 60_000 })
+    const error = await memory.engine
+      .withLock('k', () => memory.store.forceDelete('lock:k'), { ttl: 60_000 })
       .catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(LockLostError);
@@ -72,42 +62,34 @@ describe('a lock lost while its code runs', () => {
 
   it('rejects a bad onLost before any store call', async () => {
     await expect(
-      engine.withLock('k', () => 1, { onLost: 'retry' as never }),
+      memory.engine.withLock('k', () => 1, { onLost: 'retry' as never }),
     ).rejects.toBeInstanceOf(LockOptionsError);
-    expect(store.keys()).toEqual([]);
+    expect(memory.store.keys()).toEqual([]);
   });
 });
 
 describe('minHold', () => {
-  let store: MemoryLockStore;
-  let engine: LockEngine;
-
-  beforeEach(() => {
-    store = new MemoryLockStore();
-    engine = engineOn(store, { closeStore: () => Promise.resolve() });
-  });
-
-  afterEach(() => engine.close());
+  const memory = useMemoryEngine();
 
   it('keeps the key after release until minHold has passed since the lock was taken', async () => {
-    const lock = await engine.acquire('job', { minHold: 300 });
+    const lock = await memory.engine.acquire('job', { minHold: 300 });
     const takenAt = performance.now();
 
     expect(await lock.release()).toBe('released');
 
-    expect(store.keys()).toEqual(['lock:job']);
-    expect(await engine.tryAcquire('job')).toBeUndefined();
-    await waitUntil('minHold to pass', () => store.keys().length === 0, 2_000, 5);
+    expect(memory.store.keys()).toEqual(['lock:job']);
+    expect(await memory.engine.tryAcquire('job')).toBeUndefined();
+    await waitUntil('minHold to pass', () => memory.store.keys().length === 0, 2_000, 5);
     expect(performance.now() - takenAt).toBeGreaterThanOrEqual(290);
   });
 
   it('frees the key at once when released after minHold', async () => {
-    const lock = await engine.acquire('job', { minHold: 20 });
+    const lock = await memory.engine.acquire('job', { minHold: 20 });
     await new Promise((resolve) => setTimeout(resolve, 40));
 
     await lock.release();
 
-    expect(store.keys()).toEqual([]);
+    expect(memory.store.keys()).toEqual([]);
   });
 
   it.each([
@@ -115,6 +97,6 @@ describe('minHold', () => {
     [{ minHold: 1.5 }, /"minHold" must be an integer/],
     [{ minHold: 500, maxHold: 100 }, /must not be longer than "maxHold"/],
   ])('rejects %j', async (options, message) => {
-    await expect(engine.acquire('job', options)).rejects.toThrow(message);
+    await expect(memory.engine.acquire('job', options)).rejects.toThrow(message);
   });
 });

@@ -1,20 +1,10 @@
 import { Observable, Subject } from 'rxjs';
-import { engineOn } from '../../test/harness/test-engine.js';
-import type { LockEngine } from '../core/lock-engine.js';
+import { useMemoryEngine } from '../../test/harness/test-engine.js';
 import { LockLostError } from '../errors/lock.errors.js';
-import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 import { runLockedMethod, type LockedMethodPlan } from './locked-method.runner.js';
 
 describe('a decorated method returning an Observable whose lock is lost', () => {
-  let store: MemoryLockStore;
-  let engine: LockEngine;
-
-  beforeEach(() => {
-    store = new MemoryLockStore();
-    engine = engineOn(store, { closeStore: () => Promise.resolve() });
-  });
-
-  afterEach(() => engine.close());
+  const memory = useMemoryEngine();
 
   function plan(onLost: LockedMethodPlan['onLost']): LockedMethodPlan {
     return {
@@ -30,7 +20,12 @@ describe('a decorated method returning an Observable whose lock is lost', () => 
   /** Subscribes, waits for the lock, then deletes its key: renewal finds it gone. */
   async function loseWhileStreaming(onLost: LockedMethodPlan['onLost']) {
     const source = new Subject<number>();
-    const stream = runLockedMethod(engine, plan(onLost), [], () => source) as Observable<unknown>;
+    const stream = runLockedMethod(
+      memory.engine,
+      plan(onLost),
+      [],
+      () => source,
+    ) as Observable<unknown>;
     const seen: unknown[] = [];
     const ended = new Promise<{ error?: unknown }>((resolve) =>
       stream.subscribe({
@@ -41,7 +36,7 @@ describe('a decorated method returning an Observable whose lock is lost', () => 
     );
     await new Promise((resolve) => setTimeout(resolve, 10));
     source.next(1);
-    store.forceDelete('lock:feed');
+    memory.store.forceDelete('lock:feed');
     return { ended: await ended, seen, source };
   }
 
@@ -55,11 +50,16 @@ describe('a decorated method returning an Observable whose lock is lost', () => 
 
   it("keeps streaming with onLost: 'ignore'", async () => {
     const source = new Subject<number>();
-    const stream = runLockedMethod(engine, plan('ignore'), [], () => source) as Observable<unknown>;
+    const stream = runLockedMethod(
+      memory.engine,
+      plan('ignore'),
+      [],
+      () => source,
+    ) as Observable<unknown>;
     const seen: unknown[] = [];
     const subscription = stream.subscribe((value) => seen.push(value));
     await new Promise((resolve) => setTimeout(resolve, 10));
-    store.forceDelete('lock:feed');
+    memory.store.forceDelete('lock:feed');
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     source.next(2);

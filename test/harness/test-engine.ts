@@ -3,6 +3,7 @@ import { LockEngine, type LockEngineConfig } from '../../lib/core/lock-engine.js
 import { DEFAULT_LOCK_OPTIONS } from '../../lib/core/lock-options.validation.js';
 import type { LockStore } from '../../lib/stores/lock-store.interface.js';
 import { DEFAULT_LOCAL_HANDOFFS } from '../../lib/lock.constants.js';
+import { MemoryLockStore } from '../../lib/stores/memory/memory-lock.store.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 
 /** An engine on a Redis client the test owns (the store leaves the client open). */
@@ -28,4 +29,28 @@ export function engineOn(store: LockStore, overrides: Partial<LockEngineConfig> 
     shutdownTimeout: 0,
     ...overrides,
   });
+}
+
+/**
+ * A fresh engine on a fresh `MemoryLockStore` for each test (`beforeEach`), closed after it:
+ * for unit specs of the engine and the decorator's runner.
+ */
+export function useMemoryEngine(): {
+  readonly store: MemoryLockStore;
+  readonly engine: LockEngine;
+} {
+  const state: { store?: MemoryLockStore; engine?: LockEngine } = {};
+  beforeEach(() => {
+    state.store = new MemoryLockStore();
+    state.engine = engineOn(state.store, { closeStore: () => Promise.resolve() });
+  });
+  afterEach(() => state.engine?.close());
+  return {
+    get store() {
+      return state.store!;
+    },
+    get engine() {
+      return state.engine!;
+    },
+  };
 }
