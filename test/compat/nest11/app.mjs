@@ -98,7 +98,7 @@ check('two concurrent requests on one key: one 201, one 409 naming the key as bu
   expect(statuses.join() === '201,409', `statuses ${statuses}`);
   const busy = responses.find((r) => r.status === 409).body;
   expect(
-    busy.statusCode === 409 && busy.message.startsWith('Lock "k:42" is busy'),
+    busy.statusCode === 409 && busy.error === 'LOCK_BUSY' && busy.resource === 'k:42',
     JSON.stringify(busy),
   );
 });
