@@ -21,7 +21,7 @@ export type { OnLost } from './core/lock-loss.js';
 export type { Lock } from './core/lock.interface.js';
 export type { LockEvent, LockEventType, StoreEvent } from './core/lock.events.js';
 export { currentLock } from './core/lock-context.js';
-export { fencedWrite, type FencedWrite, type RedisWrite } from './fencing/fenced-write.js';
+export { fencedWrite, type FencedWrite, type RedisWrite } from './stores/redis/fenced-write.js';
 export {
   LockError,
   LockBusyError,

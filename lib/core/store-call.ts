@@ -1,5 +1,5 @@
 import { LockError, LockStoreError } from '../errors/lock.errors.js';
-import { afterPendingIo } from './after-pending-io.js';
+import { afterPendingIo } from '../stores/after-pending-io.js';
 import { TimedCall, type CallDeadlines } from './call-deadlines.js';
 import type { LockEvent } from './lock.events.js';
 import type { StoreHealth } from './store-health.js';

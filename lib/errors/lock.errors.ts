@@ -1,4 +1,11 @@
-import type { NodeOutcome } from '../stores/lock-store.interface.js';
+/** How one node of a multi-node store (Redlock) answered. */
+export interface NodeOutcome {
+  /** `host:port` of the node. */
+  readonly node: string;
+  readonly outcome: 'acquired' | 'busy' | 'failed';
+  /** Why it failed (timeout, connection refused…). */
+  readonly error?: string;
+}
 
 /**
  * Every error this library throws is a {@link LockError}. Each one carries the lock key and a

@@ -58,14 +58,9 @@ export interface ReleaseOptions {
 /** Called on a release notification: `turn` names the queue whose turn it is, if any. */
 export type ReleaseListener = (turn?: string) => void;
 
-/** How one node of a multi-node store (Redlock) answered. */
-export interface NodeOutcome {
-  /** `host:port` of the node. */
-  readonly node: string;
-  readonly outcome: 'acquired' | 'busy' | 'failed';
-  /** Why it failed (timeout, connection refused…). */
-  readonly error?: string;
-}
+import type { NodeOutcome } from '../errors/lock.errors.js';
+
+export type { NodeOutcome };
 
 export type AcquireAttempt =
   | {

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockStoreError } from '../../lib/errors/lock.errors.js';
-import { fencedWrite } from '../../lib/fencing/fenced-write.js';
+import { fencedWrite } from '../../lib/stores/redis/fenced-write.js';
 import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
 import { createLockEngine } from '../../lib/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';

@@ -1,4 +1,4 @@
-import { afterPendingIo } from '../../core/after-pending-io.js';
+import { afterPendingIo } from '../after-pending-io.js';
 import type { NodeOutcome } from '../lock-store.interface.js';
 
 export type NodeAnswer<T> =

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { fencedWrite } from '../../../lib/fencing/fenced-write.js';
+import { fencedWrite } from '../../../lib/stores/redis/fenced-write.js';
 import {
   failUnansweredOnClose,
   OWNED_CLIENT_OPTIONS,

@@ -1,10 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
-import { LockOptionsError, StaleFenceError } from '../errors/lock.errors.js';
+import { LockOptionsError, StaleFenceError } from '../../errors/lock.errors.js';
 import { randomUUID } from 'node:crypto';
-import { FENCED_WRITE } from '../stores/redis/scripts/fenced-write.scripts.js';
-import { companionKey } from '../stores/redis/key-slots.js';
-import { directSender } from '../stores/redis/command-sender.js';
-import { runScript } from '../stores/redis/script-runner.js';
+import { FENCED_WRITE } from './scripts/fenced-write.scripts.js';
+import { companionKey } from './key-slots.js';
+import { directSender } from './command-sender.js';
+import { runScript } from './script-runner.js';
 
 /** One Redis write command: `[command, key, ...arguments]`, e.g. `['HSET', 'orders', id, user]`. */
 export type RedisWrite = readonly [command: string, key: string, ...args: (string | number)[]];
