@@ -14,7 +14,7 @@ export function lockLog(logger: LoggerService | false | undefined): (event: Lock
       case 'store-down':
         return out.error(
           `The lock store (${event.endpoint ?? 'store'}) ${event.atStartup ? 'does not answer at startup' : 'stopped answering'}: ` +
-            `${event.error.message}. Locks fail with LockStoreError (HTTP 503) until it is back.`,
+            `${sentence(event.error.message)} Locks fail with LockStoreError (HTTP 503) until it is back.`,
         );
       case 'store-up':
         return out.log(
@@ -33,4 +33,9 @@ export function lockLog(logger: LoggerService | false | undefined): (event: Lock
         );
     }
   };
+}
+
+/** `text` as a sentence: with one final period. */
+function sentence(text: string): string {
+  return text.endsWith('.') ? text : `${text}.`;
 }

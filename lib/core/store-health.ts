@@ -64,7 +64,12 @@ export class StoreHealthMonitor implements StoreHealth {
   }
 }
 
-/** The store answered, with an error (ioredis's ReplyError): it is reachable. */
+/** Failures in which the store answered: it is reachable. */
+const ANSWERED_FAILURES = new Set([
+  'ReplyError', // ioredis: an error reply (out of memory, a script error)
+  'ReplicasBehindError', // the Redis store: too few replicas acknowledged a grant
+]);
+
 function isErrorReply(error: Error): boolean {
-  return (error.cause as Error | undefined)?.name === 'ReplyError';
+  return ANSWERED_FAILURES.has((error.cause as Error | undefined)?.name ?? '');
 }

@@ -8,7 +8,8 @@ import { reportFigures } from '../harness/figures.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import { waitUntil } from '../harness/wait-until.js';
 import { PLATFORMS, type Platform } from '../fixtures/decorator-app/http-app.js';
-import { CapturingLogger, OpsAppModule } from '../fixtures/ops-app/ops-app.module.js';
+import { CapturingLogger } from '../harness/capturing-logger.js';
+import { OpsAppModule } from '../fixtures/ops-app/ops-app.module.js';
 
 describe.each(PLATFORMS)('what an operator reads in the logs (%s)', (platform: Platform) => {
   const redis = useRedisServer();

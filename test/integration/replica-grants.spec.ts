@@ -4,14 +4,19 @@ import { createLockEngine } from '../../lib/lock-engine.factory.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import { waitUntil } from '../harness/wait-until.js';
+import { CapturingLogger } from '../harness/capturing-logger.js';
 
 const master = useRedisServer();
 let replica: RedisServer | undefined;
 const engines: LockEngine[] = [];
 
 /** An engine that needs one replica to acknowledge every grant. */
+let logger: CapturingLogger;
+
 async function engine(localHandoffs: number): Promise<LockEngine> {
+  logger = new CapturingLogger();
   const created = createLockEngine({
+    logger,
     redis: { host: '127.0.0.1', port: master.server.port },
     replicas: { count: 1, timeout: 100 },
     storeTimeout: 2_000,
@@ -60,6 +65,8 @@ describe.each([
     expect((outcome as Error).message).toMatch(/required replicas acknowledged/);
     expect(await master.probe.exists('lock:order:1')).toBe(0);
     expect(locks.heldCount).toBe(0);
+    // The master answered: too few replicas is not an outage of the store.
+    expect(logger.lines.filter((line) => /stopped answering/.test(line.text))).toEqual([]);
   });
 
   it('still hands the key on while the replica acknowledges', async () => {

@@ -4,7 +4,7 @@ import { LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/lock-engine.factory.js';
 import { freePort, RedisServer } from '../harness/redis-server.js';
 import { errorOf } from '../harness/wait-until.js';
-import { CapturingLogger } from '../fixtures/ops-app/ops-app.module.js';
+import { CapturingLogger } from '../harness/capturing-logger.js';
 
 const engines: LockEngine[] = [];
 

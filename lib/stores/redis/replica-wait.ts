@@ -40,6 +40,10 @@ export class ReplicaWait {
       keys.join(' + '),
       `only ${acknowledged} of the ${count} required replicas acknowledged the lock within ${timeout} ms, so it was ` +
         'rolled back. Check the replicas, or lower "replicas.count".',
+      // The master answered: this is not an outage of the store.
+      Object.assign(new Error(`WAIT ${count} ${timeout} returned ${acknowledged}`), {
+        name: 'ReplicasBehindError',
+      }),
     );
   }
 }
