@@ -221,11 +221,11 @@ export class RedisLockStore implements LockStore {
     return this.notifier.subscribe(channelOf(key), onRelease);
   }
 
-  /** Fails as soon as the connection is found down, rather than wait to reconnect. */
   get endpoint(): string {
     return endpointOf(this.client);
   }
 
+  /** Fails as soon as the connection is found down, rather than wait to reconnect. */
   async ping(): Promise<void> {
     await this.connection.untilDown(() => this.client.ping());
   }
