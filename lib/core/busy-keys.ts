@@ -6,10 +6,8 @@
  * `Map` rebuilds its table every few entries. V8 puts the new table of a long-lived `Map` in the
  * old generation and keeps the old one, with every entry it held, until the next full GC, so
  * each young collection kept the entries of locks long released and moved them to the old
- * generation: 0.25–0.58 MB per young collection at 8 uncontended callers, against raw's 0.04 MB,
- * and 30–38 ms of young collections per second against 17–20 (`bench/probes/engine-gc.ts`;
- * with slots, 0.09–0.12 MB and 23–25 ms). Slot numbers are small integers, which hold
- * nothing, and a cleared slot lets its entry go.
+ * generation, several times what a raw client promotes (figures in bench/RESULTS.md). Slot
+ * numbers are small integers, which hold nothing, and a cleared slot lets its entry go.
  */
 export class BusyKeys<V extends object> {
   private readonly slotOf = new Map<string, number>();

@@ -12,12 +12,11 @@ export type CommandSender = (
 
 /**
  * Commands awaiting replies on the connection before a new one is held back (`cork`) to share
- * a socket write. A write that finds Redis asleep wakes it, and on this 2-core VM that wake-up
- * is most of a write's cost; with this many commands ahead of it, Redis is still busy when the
- * held-back bytes leave, so holding them costs it no idle time. With fewer, Redis would run dry
- * while Node holds them, and Node would then wait on Redis. At 8 workers, in interleaved runs
- * (`bench/probes/cork-policy.ts` and scratch runs like it), corking behind any single command
- * made 0.72–0.81× raw's locks/s, no corking 0.78–0.89×, and corking behind 3 0.91–0.97×.
+ * a socket write. A write that finds Redis asleep wakes it, and that wake-up can be most of a
+ * write's cost; with this many commands ahead of it, Redis is still busy when the held-back
+ * bytes leave, so holding them costs it no idle time. With fewer, Redis would run dry while
+ * Node holds them, and Node would then wait on Redis. The rule was chosen by measurement (see
+ * "cork rules" in bench/RESULTS.md).
  */
 export const CORK_BACKLOG = 3;
 
@@ -30,7 +29,7 @@ export function corkBatch(backlog: number): number {
   return Math.max(CORK_BACKLOG, backlog >> 2);
 }
 
-/** When to hold commands back, and how many per write: the library's rule, or a probe's. */
+/** When to hold commands back, and how many per write. */
 export interface CorkRule {
   /** Commands awaiting replies before a new one is held back. */
   readonly backlog: number;
@@ -43,8 +42,8 @@ const LIBRARY_CORK_RULE: CorkRule = { backlog: CORK_BACKLOG, batch: corkBatch };
 /**
  * A command's arguments as the senders hand them to ioredis. ioredis copies every command's
  * arguments with `args.flat()` (callers once passed nested arrays), and V8's
- * `Array.prototype.flat` costs about 0.5 µs even for five strings: two thirds of building a
- * command on this machine. Ours are flat already, so `flat()` is the array itself.
+ * `Array.prototype.flat` is slow even for five strings: most of the cost of building a command
+ * (measured in bench/RESULTS.md). Ours are flat already, so `flat()` is the array itself.
  */
 class CommandArgs extends Array<RedisArg> {
   override flat<A, D extends number = 1>(this: A): FlatArray<A, D>[] {
