@@ -1,5 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
-import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
+import { LockOptionsError } from '../../errors/lock.errors.js';
 import type {
   AcquireAttempt,
   AcquireRequest,
@@ -16,7 +16,7 @@ import { endpointOf } from './endpoint.js';
 import type { RedisLockStoreOptions } from './redis-lock-store-options.interface.js';
 import { ReplicaWait } from './replica-wait.js';
 import { clusterSlot } from './cluster-slot.js';
-import { channelOf, fenceKeyOf, turnsKeyOf } from './key-slots.js';
+import { channelOf, checkClusterKeys, fenceKeyOf, turnsKeyOf } from './key-slots.js';
 import { ACQUIRE, ACQUIRE_IN_TURN, LOOK_AT_HOLDER } from './scripts/acquire.scripts.js';
 import { TURN_GRACE } from './scripts/lua-helpers.js';
 import type { PublishCommand } from './scripts/lua-script.js';
@@ -86,21 +86,7 @@ export class RedisLockStore implements LockStore {
   }
 
   checkKeys(keys: readonly string[]): void {
-    if (!this.cluster) return;
-    const stray = keys.find((key) => clusterSlot(fenceKeyOf(key)) !== clusterSlot(key));
-    if (stray !== undefined) {
-      throw new LockKeyError(
-        `Lock key "${stray}" has braces that are not a Redis Cluster hash tag, so its fence counter and ` +
-          'release channel cannot share its slot. Use braces only as a hash tag: "{tag}".',
-        stray,
-      );
-    }
-    if (new Set(keys.map(clusterSlot)).size <= 1) return;
-    throw new LockKeyError(
-      `Lock keys ${keys.map((key) => `"${key}"`).join(', ')} fall in different Redis Cluster slots, so they ` +
-        'cannot be locked atomically. Give them one hash tag, e.g. "order:{42}:items" and "order:{42}:payment".',
-      keys.join(' + '),
-    );
+    if (this.cluster) checkClusterKeys(keys);
   }
 
   async init(): Promise<void> {
