@@ -5,6 +5,7 @@ import { createLockEngine } from '../../lib/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { later } from '../harness/handled-later.js';
 import { useRedisServer } from '../harness/use-redis.js';
+import { waitUntil } from '../harness/wait-until.js';
 import { abortTime, loopLag, outcome, within } from '../integration/support/probes.js';
 import { CHAOS, timeoutFor } from './support/chaos-profile.js';
 import { caughtUp, lockKeys } from './support/engine-store.js';
@@ -141,10 +142,20 @@ describe('Redis paused (SIGSTOP) past the ttl', () => {
           expect(error).toBeInstanceOf(LockStoreError);
           expect(ms).toBeLessThanOrEqual(Math.max(STORE_TIMEOUT, wait) + MARGIN + slack);
         }
-        // Each attempt's give-back follows it on the same connection: once the engine's PING is
-        // answered, both have run, and the keys the attempts set are gone.
+        // Each attempt's give-back is sent once the store has answered it (after the resume), on
+        // the same connection: the keys go within a round trip or two, well before their leases
+        // (TTL, and the default 30 s of the fenced and two-key calls) would end.
         await caughtUp(engine);
-        expect(await lockKeys(redis.probe)).toEqual([]);
+        const resumedAt = performance.now();
+        await waitUntil(
+          'the give-backs to land',
+          async () => (await lockKeys(redis.probe)).length === 0,
+          TTL / 2,
+          5,
+        );
+        reportFigures('redis paused: give-backs landed', {
+          ms: Math.round(performance.now() - resumedAt),
+        });
         expect(engine.heldCount).toBe(0);
       }
     },

@@ -197,6 +197,7 @@ describe('LockModule in a Nest app (real Redis)', () => {
   describe('shutdown', () => {
     it('leaves a client the user passed in open', async () => {
       const client = clientOfTest();
+      const listeners = ['ready', 'error', 'close'].map((event) => client.listenerCount(event));
       const app = await start([LockModule.forRoot({ redis: client })]);
       const locks = app.get(LockService);
       // A waiter makes the store open its own pub/sub connection too.
@@ -210,6 +211,10 @@ describe('LockModule in a Nest app (real Redis)', () => {
       expect(client.status).toBe('ready');
       expect(await client.ping()).toBe('PONG');
       expect(await client.exists('lock:shutdown:user-client')).toBe(0);
+      // The module stopped following the client's connection events.
+      expect(['ready', 'error', 'close'].map((event) => client.listenerCount(event))).toEqual(
+        listeners,
+      );
     });
 
     it.each<[string, () => LockModuleOptions['redis']]>([

@@ -9,10 +9,23 @@ export class ConnectionState {
   private downError?: Error;
   private readonly waiting = new Set<(error: Error) => void>();
 
-  constructor(client: Redis | Cluster) {
-    client.on('ready', () => (this.downError = undefined));
-    client.on('error', (error: Error) => this.wentDown(error));
-    client.on('close', () => this.wentDown(new Error('the connection closed')));
+  private readonly onReady = (): void => {
+    this.downError = undefined;
+  };
+  private readonly onError = (error: Error): void => this.wentDown(error);
+  private readonly onClose = (): void => this.wentDown(new Error('the connection closed'));
+
+  constructor(private readonly client: Redis | Cluster) {
+    client.on('ready', this.onReady);
+    client.on('error', this.onError);
+    client.on('close', this.onClose);
+  }
+
+  /** Stops following the client: a client the user passed in outlives the store. */
+  dispose(): void {
+    this.client.off('ready', this.onReady);
+    this.client.off('error', this.onError);
+    this.client.off('close', this.onClose);
   }
 
   /** The reason the connection is down, if it is known to be. */

@@ -222,6 +222,7 @@ export class RedisLockStore implements LockStore {
   }
 
   async close(): Promise<void> {
+    this.connection.dispose();
     await this.notifier.close();
     if (this.options.ownsClient) await closeConnection(this.client);
   }
