@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
-import { LockLostError } from '../../lib/errors/lock.errors.js';
 import { reportFigures } from '../harness/figures.js';
 import { later } from '../harness/handled-later.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { abortTime, loopLag, recordEvents, within } from '../integration/support/probes.js';
+import { expectLostKeyGone } from './support/lost-lock.js';
 import { CHAOS, timeoutFor } from './support/chaos-profile.js';
 import { nextEvent } from './support/next-event.js';
 
@@ -105,13 +105,7 @@ describe('a held key evicted by Redis (maxmemory, allkeys-random)', () => {
     expect(await evictedKeys(probe)).toBeGreaterThan(evictedBefore);
     // The key went at or before `goneAt`; one renewal interval later the holder knows.
     expect(abortedAt - goneAt).toBeLessThanOrEqual(RENEW_INTERVAL + MARGIN + slack);
-    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
-    expect(lock.signal.reason).toMatchObject({ key, reason: 'expired' });
-    expect(lock.isHeld).toBe(false);
-    expect(recorder.events).toContainEqual(
-      expect.objectContaining({ type: 'lost', key, reason: 'expired' }),
-    );
-    expect(await probe.exists(`lock:${key}`)).toBe(0);
+    await expectLostKeyGone(lock, key, recorder.events, probe);
   }
 
   // Canary: with no renewal, nothing looks at the key before the lease ends, so the holder

@@ -1,0 +1,22 @@
+import type { Redis } from 'ioredis';
+import type { Lock } from '../../../lib/core/lock.interface.js';
+import type { LockEvent } from '../../../lib/core/lock.events.js';
+import { LockLostError } from '../../../lib/errors/lock.errors.js';
+
+/**
+ * The holder of `lock` was told its key is gone: its signal aborted with `LockLostError`
+ * (reason `expired`: gone, not taken by someone else), a `lost` event said so, and renewal did
+ * not bring the key back.
+ */
+export async function expectLostKeyGone(
+  lock: Lock,
+  key: string,
+  events: readonly LockEvent[],
+  probe: Redis,
+): Promise<void> {
+  expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+  expect(lock.signal.reason).toMatchObject({ key, reason: 'expired' });
+  expect(lock.isHeld).toBe(false);
+  expect(events).toContainEqual(expect.objectContaining({ type: 'lost', key, reason: 'expired' }));
+  expect(await probe.exists(`lock:${key}`)).toBe(0);
+}
