@@ -34,6 +34,11 @@ export default tseslint.config(
   },
   layer(['lib/errors/**'], '^\\.\\./', 'Errors are a leaf: they import nothing of the library.'),
   layer(
+    ['lib/policy/**'],
+    '^\\.\\./',
+    'The wait policy is a leaf: the engine and the stores follow it, and it imports nothing.',
+  ),
+  layer(
     ['lib/stores/**'],
     `/core/|${NEST_FACE}`,
     'Stores are the bottom layer: they import neither the engine (core) nor the Nest face.',

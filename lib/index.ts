@@ -35,11 +35,17 @@ export {
 } from './errors/lock.errors.js';
 export type {
   LockStore,
+  LockKind,
+  SharedLockType,
   AcquireRequest,
   AcquireAttempt,
   LeaseExtension,
+  ReleaseOptions,
+  ReleaseReport,
   ReleaseResult,
+  ReleaseListener,
   ExtendResult,
+  WaiterLists,
   NodeOutcome,
 } from './stores/lock-store.interface.js';
 export { RedisLockStore } from './stores/redis/redis-lock.store.js';

@@ -39,9 +39,10 @@ const knownModuleOptions = new Set([
 export function createLockEngine(options: LockModuleOptions): LockEngine {
   validateModuleOptions(options);
   validateLockOptions(options.defaults, 'LockModule "defaults"');
-  if (options.defaults && 'signal' in options.defaults) {
+  const ownOptions = ['signal', 'limit', 'mode'].filter((name) => name in (options.defaults ?? {}));
+  if (ownOptions.length > 0) {
     throw new LockOptionsError(
-      'LockModule "defaults": "signal" belongs to one acquisition, not to the defaults.',
+      `LockModule "defaults": "${ownOptions[0]}" belongs to one lock, not to the defaults.`,
     );
   }
   const { store, close } = provideStore(options);

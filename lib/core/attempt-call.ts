@@ -43,7 +43,8 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
     this.owner.attemptFailed(this);
     // A store that refused the call before sending it says so (`unsent`).
     if ((error.cause as { unsent?: boolean } | undefined)?.unsent) return;
-    const giveBack = (): void => this.context.giveBack(this.request.fullKeys, this.token);
+    const { fullKeys, kind } = this.request;
+    const giveBack = (): void => this.context.giveBack(fullKeys, this.token, kind);
     this.operation!.then(giveBack, giveBack);
   }
 }

@@ -1,3 +1,4 @@
+import type { LockKind } from '../stores/lock-store.interface.js';
 /**
  * The acquirer's table of the keys this process is busy with: a `Map` from key to a slot
  * number, and the entries in an array of slots that are cleared and reused.
@@ -51,4 +52,20 @@ export class BusyKeys<V extends object> {
   values(): V[] {
     return [...this.slotOf.values()].map((slot) => this.slots[slot]!);
   }
+}
+
+/**
+ * One queue per set of keys (in the caller's order), per kind (and limit) and per engine. Readers and
+ * writers of one key queue apart: the store decides between them.
+ */
+export function queueKey({
+  fullKeys,
+  kind,
+}: {
+  fullKeys: readonly string[];
+  kind: LockKind;
+}): string {
+  if (kind.type === 'semaphore') return `${fullKeys[0]}\nsemaphore ${kind.limit}`;
+  if (kind.type !== 'mutex') return `${fullKeys[0]}\n${kind.type}`;
+  return fullKeys.length === 1 ? fullKeys[0] : fullKeys.join('\n');
 }

@@ -1,5 +1,6 @@
 import type { ResolvedLockOptions } from '../interfaces/lock-options.interface.js';
-import type { LockStore } from '../stores/lock-store.interface.js';
+import type { LockKind, LockStore } from '../stores/lock-store.interface.js';
+import { MUTEX } from './lock-kind.js';
 import { LockShutdownError } from '../errors/lock.errors.js';
 import { LockEventBus, type LockEvent } from './lock.events.js';
 import { CallDeadlines } from './call-deadlines.js';
@@ -68,9 +69,10 @@ export class EngineContext {
   }
 
   /** Best-effort release of a lease nobody holds any more (a late or unwanted win). */
-  giveBack(keys: readonly string[], token: string): void {
+  giveBack(keys: readonly string[], token: string, kind: LockKind = MUTEX): void {
     // A store call like any other, so that shutdown waits for it before closing the store.
-    const release = Promise.resolve().then(() => this.store.release(keys, token));
+    const options = kind === MUTEX ? undefined : { kind };
+    const release = Promise.resolve().then(() => this.store.release(keys, token, options));
     callStore(release, undefined, 'release', this.deadlines).catch(() => undefined);
   }
 

@@ -1,5 +1,5 @@
 import { LockLostError, type LockError, type LockLossReason } from '../errors/lock.errors.js';
-import type { ReleaseResult } from '../stores/lock-store.interface.js';
+import type { LockKind, ReleaseResult } from '../stores/lock-store.interface.js';
 import type { WatchedLease } from './lease-watchdog.js';
 import type { Lock } from './lock.interface.js';
 import type { LockRequest } from './lock-request.js';
@@ -16,6 +16,7 @@ export interface LeaseKeeper {
 export class HeldLock implements Lock, WatchedLease {
   readonly key: string;
   readonly keys: readonly string[];
+  readonly kind: LockKind;
   readonly token: string;
   readonly fences?: readonly number[];
   readonly ttl: number;
@@ -44,13 +45,14 @@ export class HeldLock implements Lock, WatchedLease {
      * nobody else here wanted its keys has none until somebody does (see `LockAcquirer`).
      */
     public queue: WaitQueue | undefined,
-    { label, names, fullKeys, options }: LockRequest,
+    { label, names, fullKeys, options, kind }: LockRequest,
     grant: Grant,
   ) {
     this.acquiredAt = grant.startedAt;
     this.key = label;
     this.keys = names;
     this.fullKeys = fullKeys;
+    this.kind = kind;
     this.token = grant.token;
     this.fences = grant.fences;
     this.ttl = options.ttl;

@@ -31,7 +31,7 @@ export class LateWins {
   private readonly took = new WeakMap<LockRequest, number>();
 
   giveBack(context: EngineContext, request: LockRequest, grant: Grant): AttemptOutcome {
-    context.giveBack(request.fullKeys, grant.token);
+    context.giveBack(request.fullKeys, grant.token, request.kind);
     this.took.set(request, performance.now() - grant.startedAt);
     return LATE;
   }

@@ -18,6 +18,7 @@ describe('LeaseWatchdog rounds', () => {
     return {
       fullKeys: [key],
       token: key,
+      kind: { type: 'mutex' },
       ttl,
       autoRenew,
       expiresAt: now + ttl,

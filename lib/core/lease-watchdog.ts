@@ -1,11 +1,12 @@
 import type { LockLossReason } from '../errors/lock.errors.js';
-import type { ExtendResult, LeaseExtension } from '../stores/lock-store.interface.js';
+import type { ExtendResult, LeaseExtension, LockKind } from '../stores/lock-store.interface.js';
 
 /** What the watchdog needs to know about a held lease. Times are `performance.now()` ms. */
 export interface WatchedLease {
   /** The store's keys (prefix applied). */
   readonly fullKeys: readonly string[];
   readonly token: string;
+  readonly kind: LockKind;
   readonly ttl: number;
   readonly autoRenew: boolean;
   /** Local deadline: the lease surely ends no later than this in the store. */
@@ -151,6 +152,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     const requests = due.map((lease) => ({
       keys: lease.fullKeys,
       token: lease.token,
+      kind: lease.kind,
       ttl: renewalTtl(lease, sentAt),
     }));
     for (const lease of due) lease.watch!.renewing = true;

@@ -1,4 +1,6 @@
 import { LockBusyError, type LockError } from '../errors/lock.errors.js';
+import { kindConflict } from './lock-kind.js';
+import { writerPatience } from '../policy/wait-policy.js';
 import type {
   AcquireAttempt,
   AcquireRequest,
@@ -14,7 +16,7 @@ import { WaitQueue } from './wait-queue.js';
 import { HeldLock } from './held-lock.js';
 import { AttemptCall, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from './queue-driver.js';
-import { BusyKeys } from './busy-keys.js';
+import { BusyKeys, queueKey } from './busy-keys.js';
 import type { AttemptOutcome, QueueDriver } from './wait-queue.interface.js';
 import { isLate, LateWins } from './late-grant.js';
 import { waitInQueue, type WaitingRoom } from './queued-wait.js';
@@ -51,12 +53,16 @@ export class LockAcquirer implements AttemptOwner {
     refusal: (request) => this.refusal(request),
   };
 
+  /** How long a waiting writer holds new readers back (see `writerPatience`). */
+  private readonly patience: number;
+
   constructor(
     private readonly context: EngineContext,
     private readonly leases: LockLeases,
   ) {
+    this.patience = writerPatience(context.config.pollCap);
     this.driver = createQueueDriver(context, (queue) =>
-      this.busyKeys.deleteIf(queueKey(queue.keys), queue),
+      this.busyKeys.deleteIf(queueKey(queue), queue),
     );
   }
 
@@ -69,11 +75,11 @@ export class LockAcquirer implements AttemptOwner {
     const { signal, wait } = request.options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.context.closed) return Promise.reject(shutDown(request.label));
-    const id = queueKey(request.fullKeys);
+    const id = queueKey(request);
     const entry = this.busyKeys.get(id);
     if (!entry) return this.tryAlone(request, id);
     const queue = entry instanceof WaitQueue ? entry : this.queueBehind(entry, request);
-    if (wait === 0 && queue.heldHere) return Promise.reject(this.refusal(request));
+    if (wait === 0 && queue.full) return Promise.reject(this.refusal(request));
     if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
     return this.tryFirst(request, queue);
   }
@@ -135,7 +141,7 @@ export class LockAcquirer implements AttemptOwner {
 
   /** @internal A lock without a queue ended. */
   loneEnded(lock: HeldLock): void {
-    this.busyKeys.deleteIf(queueKey(lock.fullKeys), lock);
+    this.busyKeys.deleteIf(queueKey(lock), lock);
   }
 
   private afterFirstAttempt(
@@ -180,7 +186,9 @@ export class LockAcquirer implements AttemptOwner {
     const { context } = this;
     const token = newLockToken();
     const { fencing } = request.options;
-    const lease = { keys: request.fullKeys, token, ttl: leaseTtlOf(request), fencing, queue };
+    const { fullKeys: keys, kind } = request;
+    const lease: AcquireRequest = { keys, token, ttl: leaseTtlOf(request), fencing, queue, kind };
+    if (kind.type === 'write') (lease as { patience?: number }).patience = this.patience;
     this.inFlight++;
     const call = new AttemptCall(this, context, request, token, startedAt);
     call.start(tryAcquire(context.store, lease), startedAt);
@@ -198,6 +206,10 @@ export class LockAcquirer implements AttemptOwner {
       const grant = { token, fences: attempt.fences, startedAt, expiresAt };
       outcome = isLate(grant) ? this.lateWins.giveBack(this.context, request, grant) : { grant };
     } else {
+      if (attempt.conflict !== undefined) {
+        this.attemptLeft(call);
+        throw kindConflict(request.label, request.kind, attempt.conflict);
+      }
       if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
       outcome = { pttl: attempt.pttl };
     }
@@ -208,13 +220,18 @@ export class LockAcquirer implements AttemptOwner {
   /** @internal */
   attemptFailed(call: AttemptCall): void {
     this.attemptSettled();
+    this.attemptLeft(call);
+  }
+
+  /** An attempt that gave no lock and no place in line leaves the keys' bookkeeping. */
+  private attemptLeft(call: AttemptCall): void {
     call.firstIn?.endOutsideAttempt(false);
     if (call.lone !== undefined) this.busyKeys.deleteIf(call.lone, call);
   }
 
-  private createQueue({ fullKeys, label }: LockRequest): WaitQueue {
-    const queue = new WaitQueue(this.driver, fullKeys, label);
-    this.busyKeys.set(queueKey(fullKeys), queue);
+  private createQueue(request: LockRequest): WaitQueue {
+    const queue = new WaitQueue(this.driver, request);
+    this.busyKeys.set(queueKey(request), queue);
     return queue;
   }
 
@@ -238,9 +255,4 @@ function tryAcquire(store: LockStore, lease: AcquireRequest): Promise<AcquireAtt
   } catch (error) {
     return Promise.reject(error);
   }
-}
-
-/** One queue per set of keys (in the caller's order) and per engine. */
-function queueKey(fullKeys: readonly string[]): string {
-  return fullKeys.length === 1 ? fullKeys[0] : fullKeys.join('\n');
 }

@@ -12,6 +12,7 @@ import { prepareLockRequest, type LockRequest } from './lock-request.js';
 import { NestedLock } from './nested-lock.js';
 import { callStore } from './store-call.js';
 import type { Observable } from 'rxjs';
+import { describeKind, limitOf } from './lock-kind.js';
 
 export type { LockEngineConfig } from './engine-context.js';
 
@@ -95,6 +96,14 @@ export class LockEngine {
         request.label,
       );
     }
+    const { type } = request.kind;
+    if (type !== 'mutex' && !store.kinds?.includes(type)) {
+      throw new LockOptionsError(
+        `Lock "${request.label}": this store cannot lock ${describeKind(request.kind)}` +
+          ' (Redlock offers the mutex only). Use a single Redis, Sentinel or Cluster store.',
+        request.label,
+      );
+    }
     store.checkKeys?.(request.fullKeys);
     return request;
   }
@@ -103,7 +112,7 @@ export class LockEngine {
   acquireRequest(request: LockRequest): Promise<Lock> {
     if (!insideHeldLock()) return this.acquirer.take(request);
     const outer = findHeldLock(this, request.fullKeys);
-    if (outer) return Promise.resolve(new NestedLock(outer));
+    if (outer) return reenter(outer, request);
     const overlap = countHeldKeys(this, request.fullKeys);
     // Waiting for the rest while holding part would deadlock on our own keys.
     if (overlap > 0) return Promise.reject(partialReentry(request, overlap));
@@ -168,6 +177,24 @@ export class LockEngine {
 
 function isRecord<T extends object>(value: T | undefined): value is T {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A nested handle on a lock the call chain holds, when it grants what is asked: the same kind,
+ * or reading under a writer. Reading→writing would wait for the chain's own read lock.
+ */
+function reenter(outer: Lock, request: LockRequest): Promise<Lock> {
+  const held = outer.kind;
+  const asked = request.kind;
+  const same = held.type === asked.type && limitOf(held) === limitOf(asked);
+  if (same || (held.type === 'write' && asked.type === 'read')) {
+    return Promise.resolve(new NestedLock(outer));
+  }
+  const why =
+    held.type === 'read' && asked.type === 'write'
+      ? "upgrading a read lock to a write lock would wait for this read lock for ever. Take it in mode 'write' from the start, or release the read lock first."
+      : `it is already held here as ${describeKind(held)}, not as ${describeKind(asked)}.`;
+  return Promise.reject(new LockOptionsError(`Lock "${request.label}": ${why}`, request.label));
 }
 
 function partialReentry(request: LockRequest, overlapping: number): LockOptionsError {

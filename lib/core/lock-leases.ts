@@ -46,7 +46,7 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     if (this.context.closed || isLate(grant)) {
       if (grant.from) this.watchdog.delete(grant.from);
       queue?.holderLeft(false);
-      this.context.giveBack(request.fullKeys, grant.token);
+      this.context.giveBack(request.fullKeys, grant.token, request.kind);
       if (this.context.closed) throw shutDown(request.label);
       throw lateGrantError(request, performance.now() - grant.startedAt);
     }
@@ -93,7 +93,8 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
   private async keepForMinHold(lock: HeldLock, keep: number): Promise<ReleaseResult> {
     const { context } = this;
     if (lock.markReleased()) this.forget(lock, 'released');
-    const lease = { keys: lock.fullKeys, token: lock.token, ttl: Math.ceil(keep) };
+    const { fullKeys: keys, token, kind } = lock;
+    const lease = { keys, token, kind, ttl: Math.ceil(keep) };
     const [found] = await context.storeCall(context.store.extend([lease]), lock.key, 'release');
     const result = found === 'extended' ? 'released' : found;
     this.emitReleased(lock, result);
@@ -156,7 +157,7 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     const { context } = this;
     if (ttl !== lock.ttl) validateLockOptions({ ttl }, `Extending lock "${lock.key}"`);
     const sentAt = performance.now();
-    const lease = { keys: lock.fullKeys, token: lock.token, ttl };
+    const lease = { keys: lock.fullKeys, token: lock.token, kind: lock.kind, ttl };
     const [result] = await context.storeCall(context.store.extend([lease]), lock.key, 'extend');
     if (result !== 'extended') {
       this.lose(lock, result);

@@ -10,7 +10,19 @@ export const DEFAULT_LOCK_OPTIONS: ResolvedLockOptions = Object.freeze({
   fencing: false,
 });
 
-const knownOptions = ['ttl', 'wait', 'autoRenew', 'maxHold', 'minHold', 'fencing', 'signal'];
+const knownOptions = [
+  'ttl',
+  'wait',
+  'autoRenew',
+  'maxHold',
+  'minHold',
+  'fencing',
+  'limit',
+  'mode',
+  'signal',
+];
+/** The largest semaphore `limit`: far above any sane one, low enough to catch a unit mix-up. */
+export const MAX_LIMIT = 1_000_000;
 const noExtraNames: ReadonlySet<string> = new Set();
 
 /**
@@ -49,7 +61,7 @@ export function lockOptionsProblem(
       return `unknown lock option "${name}". Known options: ${known}.`;
     }
   }
-  const { ttl, wait, maxHold, minHold, autoRenew, fencing, signal } = record;
+  const { ttl, wait, maxHold, minHold, autoRenew, fencing, limit, mode, signal } = record;
   if (ttl !== undefined && (!isPositiveInteger(ttl) || ttl > MAX_TTL)) {
     return `"ttl" must be an integer number of ms from 1 to ${MAX_TTL}, got ${describe(ttl)}.`;
   }
@@ -71,6 +83,18 @@ export function lockOptionsProblem(
   if (fencing !== undefined && typeof fencing !== 'boolean') {
     return `"fencing" must be a boolean, got ${describe(fencing)}.`;
   }
+  if (limit !== undefined && (!isPositiveInteger(limit) || limit > MAX_LIMIT)) {
+    return `"limit" must be an integer from 1 to ${MAX_LIMIT}, got ${describe(limit)}.`;
+  }
+  if (mode !== undefined && mode !== 'read' && mode !== 'write') {
+    return `"mode" must be 'read' or 'write', got ${describe(mode)}.`;
+  }
+  if (limit !== undefined && mode !== undefined) {
+    return '"limit" (a semaphore) and "mode" (a read-write lock) cannot be combined.';
+  }
+  if (mode === 'read' && fencing === true) {
+    return "readers get no fence (\"fencing\" with mode 'read'): fence the writes, in mode 'write'.";
+  }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     return `"signal" must be an AbortSignal, got ${describe(signal)}.`;
   }
@@ -85,6 +109,8 @@ function isLockOption(name: string): boolean {
     case 'maxHold':
     case 'minHold':
     case 'fencing':
+    case 'limit':
+    case 'mode':
     case 'signal':
       return true;
     default:

@@ -3,6 +3,9 @@ import { validateLockKeys } from './lock-key.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { lockOptionsProblem, resolveLockOptions } from './lock-options.validation.js';
 import type { Grant } from './wait-queue.interface.js';
+import type { LockKind } from '../stores/lock-store.interface.js';
+import { describeKind, kindOf } from './lock-kind.js';
+import { mayInherit } from '../policy/wait-policy.js';
 
 /** A validated acquire request: everything is checked before any store call. */
 export interface LockRequest {
@@ -13,6 +16,8 @@ export interface LockRequest {
   /** Store keys: prefix + name. */
   readonly fullKeys: readonly string[];
   readonly options: ResolvedLockOptions;
+  /** Who may hold the key with this request: from the `limit` and `mode` options. */
+  readonly kind: LockKind;
   /** `performance.now()` when the acquire was called. */
   readonly startedAt: number;
 }
@@ -27,25 +32,26 @@ export function prepareLockRequest(
   const label = names.length === 1 ? names[0] : names.join(' + ');
   const problem = lockOptionsProblem(options);
   if (problem) throw new LockOptionsError(`Lock "${label}": ${problem}`);
+  const kind = kindOf(options);
+  if (kind.type !== 'mutex' && names.length > 1) {
+    throw new LockOptionsError(
+      `Lock "${label}": ${describeKind(kind)} takes one key, got ${names.length}.`,
+      label,
+    );
+  }
   return {
     names,
     label,
     fullKeys: names.length === 1 ? [prefix + label] : names.map((name) => prefix + name),
     options: resolveLockOptions(defaults, options),
+    kind,
     startedAt: performance.now(),
   };
 }
 
-/**
- * A lease won by another holder suits a waiter that needs no fence of its own (a fence must be
- * new for each holder) and lets the watchdog renew it, when what is left of it lies within the
- * waiter's own ttl and `maxHold`: enough for the next renewal to land in time, and no longer
- * than the waiter would leave the key behind if this process died or its `maxHold` ran out.
- */
+/** Whether the request may take over `grant`, a lease another holder here won (see `mayInherit`). */
 export function canInherit(request: LockRequest, grant: Grant): boolean {
-  const { fencing, autoRenew, ttl } = request.options;
-  const left = grant.expiresAt - performance.now();
-  return !fencing && autoRenew && left > ttl / 2 && left <= leaseTtlOf(request);
+  return mayInherit(request.options, leaseTtlOf(request), grant.expiresAt - performance.now());
 }
 
 /** The lease asked of the store: never longer than `maxHold`. */

@@ -1,4 +1,4 @@
-import type { ReleaseResult } from '../stores/lock-store.interface.js';
+import type { LockKind, ReleaseResult } from '../stores/lock-store.interface.js';
 
 /** A held lock. Release it with `release()`, or let `await using` do it. */
 export interface Lock extends AsyncDisposable {
@@ -6,7 +6,9 @@ export interface Lock extends AsyncDisposable {
   readonly key: string;
   /** Every key of the lock, in the order given (duplicates dropped). */
   readonly keys: readonly string[];
-  /** The owner token stored as the key's value in Redis. */
+  /** Who may hold the key with this lock: a mutex, a semaphore of `limit`, or a read or write side. */
+  readonly kind: LockKind;
+  /** The owner token stored as the key's value in Redis (a member of the holders' set for the other kinds). */
   readonly token: string;
   /** The fencing token, when acquired with `fencing: true` (the first key's, for a multi-key lock). */
   readonly fence?: number;

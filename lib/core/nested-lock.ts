@@ -1,4 +1,4 @@
-import type { ReleaseResult } from '../stores/lock-store.interface.js';
+import type { LockKind, ReleaseResult } from '../stores/lock-store.interface.js';
 import type { LockLostError } from '../errors/lock.errors.js';
 import { lossOf } from './lock-loss.js';
 import type { Lock } from './lock.interface.js';
@@ -17,6 +17,9 @@ export class NestedLock implements Lock {
   }
   get keys(): readonly string[] {
     return this.outer.keys;
+  }
+  get kind(): LockKind {
+    return this.outer.kind;
   }
   get token(): string {
     return this.outer.token;

@@ -14,13 +14,13 @@ export function createQueueDriver(
   return {
     subscribe: (queue, onRelease) => subscribeToReleases(context, queue, onRelease),
     leaveTurns: (queue) => {
-      for (const key of queue.keys) context.store.leaveTurns?.(key, queue.id);
+      for (const key of queue.keys) context.store.waiters?.leave(key, queue.id);
     },
-    discard: (queue, grant) => context.giveBack(queue.keys, grant.token),
+    discard: (queue, grant) => context.giveBack(queue.keys, grant.token, queue.kind),
     idle,
     pollCap: context.config.pollCap,
     localHandoffs: context.localGrants ? context.config.localHandoffs : 0,
-    turnGrace: context.store.turnGrace,
+    turnGrace: context.store.waiters?.turnGrace,
   };
 }
 

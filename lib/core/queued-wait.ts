@@ -1,12 +1,10 @@
 import { LockStoreError } from '../errors/lock.errors.js';
 import type { Lock } from './lock.interface.js';
 import { canInherit, leaseTtlOf, type LockRequest } from './lock-request.js';
+import { SILENCE_FLOOR } from '../policy/wait-policy.js';
 import { MAX_TTL } from './lock-options.validation.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { AttemptOutcome, Grant, Waiter } from './wait-queue.interface.js';
-
-/** A store call pending this long (ms) is not a round trip any more. */
-const SILENCE_FLOOR = 100;
 
 /** What a request waiting in a queue asks of the acquirer. */
 export interface WaitingRoom {
@@ -46,7 +44,9 @@ export function waitInQueue(
     const waiter: Waiter & { settled: boolean } = {
       settled: false,
       canInherit: (grant) => canInherit(request, grant),
-      successorTtl: request.options.fencing ? undefined : leaseTtlOf(request),
+      // A release sets a successor's lease for an unfenced mutex only.
+      successorTtl:
+        request.options.fencing || request.kind.type !== 'mutex' ? undefined : leaseTtlOf(request),
       attempt: (queueId) => room.attempt(request, queueId),
       deliver: (grant) => {
         finish();

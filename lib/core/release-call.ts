@@ -52,6 +52,8 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   /** What the store is asked beyond the release itself; nothing in the common case. */
   get options(): ReleaseOptions | undefined {
     const { requeue, successor } = this;
+    const { kind } = this.lock;
+    if (kind.type !== 'mutex') return { kind, requeue };
     return requeue === undefined && !successor ? undefined : { requeue, successor };
   }
 

@@ -1,6 +1,10 @@
 import { newLockToken } from './lock-token.js';
 import type { AttemptOutcome, Grant, QueueDriver, Waiter } from './wait-queue.interface.js';
 import { WakeLatch } from './wake-latch.js';
+import { fallbackDelay } from '../policy/wait-policy.js';
+import { holdersPerProcess } from './lock-kind.js';
+import type { LockRequest } from './lock-request.js';
+import type { LockKind } from '../stores/lock-store.interface.js';
 
 /**
  * The waiters of one process for one lock, first in, first out. Only the head talks to the
@@ -30,13 +34,24 @@ export class WaitQueue {
   /** The head's last attempt failed, so the store may have this queue in its turn list. */
   private inLine = false;
 
+  /** The store's keys this queue waits for (prefix applied). */
+  readonly keys: readonly string[];
+  readonly fullKeys: readonly string[];
+  /** The keys as the caller named them, for messages. */
+  readonly label: string;
+  readonly kind: LockKind;
+  /** How many locks of the queue this process may hold at once (see `holdersPerProcess`). */
+  private readonly capacity: number;
+
   constructor(
     private readonly driver: QueueDriver,
-    /** The store's keys this queue waits for (prefix applied). */
-    readonly keys: readonly string[],
-    /** The keys as the caller named them, for messages. */
-    readonly label: string,
-  ) {}
+    { fullKeys, label, kind }: LockRequest,
+  ) {
+    this.keys = this.fullKeys = fullKeys;
+    this.label = label;
+    this.kind = kind;
+    this.capacity = holdersPerProcess(kind);
+  }
 
   /** Names this queue in the store's turn list and in notifications of whose turn it is. */
   get id(): string {
@@ -49,8 +64,9 @@ export class WaitQueue {
     return this.holders === 0 && this.outside === 0 && this.waiters.length === 0;
   }
 
-  get heldHere(): boolean {
-    return this.holders > 0;
+  /** True when this process holds as many locks of the queue as it may. */
+  get full(): boolean {
+    return this.holders >= this.capacity;
   }
 
   /**
@@ -117,7 +133,9 @@ export class WaitQueue {
    */
   localTaker(grant: Grant): Waiter | undefined {
     const head = this.waiters[0];
-    if (!head || this.passes >= this.driver.localHandoffs || !head.canInherit(grant)) return;
+    // A reader waits only for a writer, which must not find the key passed among readers here.
+    if (!head || this.kind.type === 'read') return;
+    if (this.passes >= this.driver.localHandoffs || !head.canInherit(grant)) return;
     return head;
   }
 
@@ -183,7 +201,7 @@ export class WaitQueue {
     this.running = true;
     try {
       while (this.waiters.length > 0) {
-        if (this.holders > 0 || this.outside > 0) {
+        if (this.full || this.outside > 0) {
           // Listen already: a release here may hand this queue's turn to another process, and
           // the call back to this queue must not go unheard.
           if (!this.unsubscribe && !(await this.listen())) continue;
@@ -282,10 +300,4 @@ export class WaitQueue {
     this.unsubscribe = undefined;
     this.driver.idle(this);
   }
-}
-
-/** Sleep until the holder's lease ends, capped, with jitter so waiters across processes spread out. */
-export function fallbackDelay(pttl: number, cap: number): number {
-  const base = pttl < 0 ? cap : Math.min(pttl, cap);
-  return base + Math.random() * Math.min(50, 1 + base / 10);
 }

@@ -56,7 +56,7 @@ export interface LockModuleOptions {
    * Defaults for every acquisition; per-call options override them.
    * @default { ttl: 30000, wait: 10000, autoRenew: true, fencing: false }
    */
-  defaults?: Omit<LockOptions, 'signal'>;
+  defaults?: Omit<LockOptions, 'signal' | 'limit' | 'mode'>;
   /**
    * Longest one store call may take, in ms, before it fails with `LockStoreError`. Keeps an
    * unreachable Redis from stalling requests for ioredis' whole reconnect budget.

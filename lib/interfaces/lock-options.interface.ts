@@ -41,6 +41,22 @@ export interface LockOptions {
    */
   fencing?: boolean;
   /**
+   * Makes the lock a semaphore: up to `limit` holders at once, across every process, each with
+   * its own token, lease, renewal and `signal`. Everyone locking one key must give the same
+   * `limit`; an acquire that disagrees with the current holders throws `LockOptionsError`.
+   * Takes a single key. An integer from 1 to 1000000.
+   * @default undefined (a mutex: one holder)
+   */
+  limit?: number;
+  /**
+   * Makes the lock one side of a read-write lock: `'read'` holders share the key, a `'write'`
+   * holder excludes everyone. Writers are preferred: once a writer waits, new readers wait
+   * behind it. Taking `'write'` while the same call chain holds `'read'` on the key throws
+   * `LockOptionsError` (it would wait for itself). Takes a single key; readers get no fence.
+   * @default undefined (a mutex: one holder)
+   */
+  mode?: 'read' | 'write';
+  /**
    * Cancels a pending acquire. The acquire rejects with the signal's reason and leaves nothing
    * behind in the store. It has no effect once the lock is held.
    * @default undefined
@@ -60,5 +76,7 @@ export interface WithLockOptions<T = unknown> extends LockOptions {
 }
 
 /** The options with every default applied. */
-export type ResolvedLockOptions = Required<Omit<LockOptions, 'maxHold' | 'minHold' | 'signal'>> &
+export type ResolvedLockOptions = Required<
+  Omit<LockOptions, 'maxHold' | 'minHold' | 'signal' | 'limit' | 'mode'>
+> &
   Pick<LockOptions, 'maxHold' | 'minHold' | 'signal'>;

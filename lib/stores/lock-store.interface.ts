@@ -17,9 +17,26 @@ export interface ReleaseReport {
 /** What an extend found, per lease. */
 export type ExtendResult = 'extended' | 'expired' | 'stolen';
 
+/**
+ * Who may hold a key at once. `mutex`: one holder (the common Redis lock protocol). `semaphore`:
+ * up to `limit` holders. `read` and `write`: the two sides of a read-write lock, where readers
+ * share and a writer excludes everyone. Every kind but `mutex` takes a single key and is an
+ * optional capability of a store (see `LockStore.kinds`).
+ */
+export type LockKind =
+  | { readonly type: 'mutex' }
+  | { readonly type: 'semaphore'; readonly limit: number }
+  | { readonly type: 'read' }
+  | { readonly type: 'write' };
+
+/** The kinds beyond the mutex that a store may offer. */
+export type SharedLockType = Exclude<LockKind['type'], 'mutex'>;
+
 export interface AcquireRequest {
   /** Full keys (prefix applied). More than one means all-or-nothing. */
   readonly keys: readonly string[];
+  /** Who may hold the key with this holder. @default { type: 'mutex' } */
+  readonly kind?: LockKind;
   /** The owner token, stored as the key's value. */
   readonly token: string;
   /** Lease in ms. */
@@ -38,9 +55,16 @@ export interface AcquireRequest {
    * lines on each node could order processes differently and split votes). @default true
    */
   readonly takesTurns?: boolean;
+  /**
+   * For a `write` attempt: how long, in ms, a failed attempt holds new readers back. The waiting
+   * writer renews it with every attempt, so that a stream of readers cannot starve it.
+   */
+  readonly patience?: number;
 }
 
 export interface ReleaseOptions {
+  /** The kind the lease was taken as. @default { type: 'mutex' } */
+  readonly kind?: LockKind;
   /** Wake nobody and give no turn: giving back a lock nobody used. @default false */
   readonly quiet?: boolean;
   /**
@@ -74,24 +98,50 @@ export type AcquireAttempt =
       readonly pttl: number;
       /** Per-node answers, for multi-node stores. */
       readonly nodes?: readonly NodeOutcome[];
+      /**
+       * Set when the key is held as another kind of lock, or as a semaphore of another limit:
+       * how it is held, e.g. `a semaphore of limit 3`. The engine refuses the acquire then.
+       */
+      readonly conflict?: string;
     };
 
 export interface LeaseExtension {
   readonly keys: readonly string[];
   readonly token: string;
   readonly ttl: number;
+  /** The kind the lease was taken as. @default { type: 'mutex' } */
+  readonly kind?: LockKind;
 }
 
 /**
- * A lock backend. Every method is one round trip to the backend; the engine layers waiting,
- * renewal and reentrancy on top. Implement it to plug in another backend.
+ * A store that remembers which processes wait for a key (see `AcquireRequest.queue`), to wake
+ * only when someone waits and, if it keeps turns, to give a busy key to them in the order they
+ * came.
  */
-export interface LockStore {
+export interface WaiterLists {
   /**
-   * How long, in ms, a key given to a process in its turn stays reserved for it, for stores that
-   * keep turns (see `AcquireRequest.queue`). Waiters look again once it would have lapsed.
+   * Set by a store that keeps turns: how long, in ms, a key given to a process in its turn stays
+   * reserved for it. Waiters look again once it would have lapsed.
    */
   readonly turnGrace?: number;
+  /** Takes a queue that stopped waiting for `key` out of the key's lists. Best effort. */
+  leave(key: string, queue: string): void;
+}
+
+/**
+ * A lock backend. Implement it to plug in another backend; `MemoryLockStore` is the reference.
+ *
+ * The core is six calls, each one round trip: `tryAcquire`, `release`, `extend`, `subscribe`
+ * (the release notification waiters wake on), `ping` and `close`. The engine layers waiting,
+ * renewal, reentrancy and events on top. Everything else is an optional capability, used when
+ * present: `kinds` (semaphores, read-write locks), `waiters` (wake-ups and fair turns across processes),
+ * fencing, replica confirmation, key checks and startup checks.
+ */
+export interface LockStore {
+  /** The kinds beyond the mutex this store can lock; the engine refuses the others. @default [] */
+  readonly kinds?: readonly SharedLockType[];
+  /** Present when the store keeps lists of waiting processes. */
+  readonly waiters?: WaiterLists;
   /**
    * True when every grant must come from `tryAcquire`, e.g. because the store confirms each one
    * with replicas. The engine then never hands a lease on inside the process, nor asks a release
@@ -129,8 +179,6 @@ export interface LockStore {
    * attempt made after it cannot miss a wake-up. The returned function unsubscribes.
    */
   subscribe(key: string, onRelease: ReleaseListener): Promise<() => void>;
-  /** Takes a queue that stopped waiting for `key` out of its turn list. Best effort. */
-  leaveTurns?(key: string, queue: string): void;
   /** Checks the store answers. */
   ping(): Promise<void>;
   /** Frees the store's resources. Connections the user passed in stay open. */

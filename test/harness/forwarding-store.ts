@@ -7,6 +7,7 @@ import type {
   ReleaseListener,
   ReleaseOptions,
   ReleaseReport,
+  WaiterLists,
 } from '../../lib/stores/lock-store.interface.js';
 
 /**
@@ -16,8 +17,20 @@ import type {
 export class ForwardingStore implements LockStore {
   constructor(protected readonly inner: LockStore) {}
 
-  get turnGrace(): number | undefined {
-    return this.inner.turnGrace;
+  get kinds(): LockStore['kinds'] {
+    return this.inner.kinds;
+  }
+
+  get waiters(): WaiterLists | undefined {
+    const { waiters } = this.inner;
+    return (
+      waiters && { turnGrace: waiters.turnGrace, leave: (key, queue) => this.leave(key, queue) }
+    );
+  }
+
+  /** Forwards `waiters.leave`; override to watch it. */
+  leave(key: string, queue: string): void {
+    this.inner.waiters?.leave(key, queue);
   }
 
   get supportsFencing(): boolean | undefined {
@@ -46,10 +59,6 @@ export class ForwardingStore implements LockStore {
     options?: ReleaseOptions,
   ): Promise<ReleaseReport> {
     return this.inner.release(keys, token, options);
-  }
-
-  leaveTurns(key: string, queue: string): void {
-    this.inner.leaveTurns?.(key, queue);
   }
 
   subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {

@@ -25,3 +25,19 @@ export function countOverlaps(intervals: readonly Interval[]): number {
   }
   return overlaps;
 }
+
+/** The most sections open at one moment (a section's exit and another's enter at one instant count as apart). */
+export function maxConcurrent(intervals: readonly Interval[]): number {
+  const edges = intervals.flatMap(([enter, exit]) => [[enter, 1] as const, [exit, -1] as const]);
+  edges.sort(([a, da], [b, db]) => (a < b ? -1 : a > b ? 1 : da - db));
+  let open = 0;
+  let most = 0;
+  for (const [, delta] of edges) most = Math.max(most, (open += delta));
+  return most;
+}
+
+/** Sections of `writers` that overlap any other section, of a writer or a reader. */
+export function writerOverlaps(writers: readonly Interval[], readers: readonly Interval[]): number {
+  const all = [...writers, ...readers];
+  return writers.filter((w) => all.some((o) => o !== w && o[0] < w[1] && w[0] < o[1])).length;
+}

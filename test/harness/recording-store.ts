@@ -88,9 +88,9 @@ export class RecordingStore extends ForwardingStore {
     return report;
   }
 
-  override leaveTurns(key: string, queue: string): void {
+  override leave(key: string, queue: string): void {
     this.log.push({ kind: 'leave', store: this.name, queue });
-    this.inner.leaveTurns?.(key, queue);
+    super.leave(key, queue);
   }
 
   override subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {

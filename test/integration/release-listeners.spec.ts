@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
 import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
-import { LEAVE_TURNS } from '../../lib/stores/redis/scripts/release.scripts.js';
+import { LEAVE } from '../../lib/stores/redis/scripts/release.scripts.js';
 import { RedlockLockStore } from '../../lib/stores/redlock/redlock-lock.store.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
 import { engineOn } from '../harness/test-engine.js';
@@ -95,7 +95,7 @@ describe('listeners on Redlock nodes', () => {
     inspect = fleet.clients();
     // A leave is sent without awaiting it; loaded, it is one EVALSHA, which lands before the
     // release sent after it. A first use would add a NOSCRIPT fallback that lands after.
-    await Promise.all(inspect.map((node) => node.script('LOAD', LEAVE_TURNS.PUBLISH.body)));
+    await Promise.all(inspect.map((node) => node.script('LOAD', LEAVE.PUBLISH.body)));
   });
 
   afterAll(async () => {

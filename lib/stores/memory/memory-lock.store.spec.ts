@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import type { AcquireRequest } from '../lock-store.interface.js';
 import { MemoryLockStore } from './memory-lock.store.js';
+import { describeStoreContract } from '../../../test/harness/store-contract.js';
 
 function request(
   keys: string[],
@@ -251,3 +252,5 @@ describe('MemoryLockStore', () => {
     });
   });
 });
+
+describeStoreContract('MemoryLockStore', () => new MemoryLockStore());

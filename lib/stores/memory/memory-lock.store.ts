@@ -7,7 +7,9 @@ import type {
   ReleaseOptions,
   ReleaseReport,
   ReleaseResult,
+  SharedLockType,
 } from '../lock-store.interface.js';
+import { MemoryHolderSets } from './memory-holder-sets.js';
 
 interface Entry {
   token: string;
@@ -24,7 +26,20 @@ export class MemoryLockStore implements LockStore {
   private readonly fences = new Map<string, number>();
   private readonly listeners = new Map<string, Set<() => void>>();
 
-  async tryAcquire({ keys, token, ttl, fencing }: AcquireRequest): Promise<AcquireAttempt> {
+  readonly kinds: readonly SharedLockType[] = ['semaphore', 'read', 'write'];
+  private readonly holderSets = new MemoryHolderSets();
+
+  async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+    const { keys, token, ttl, fencing, kind } = request;
+    const key = keys[0];
+    if (kind && kind.type !== 'mutex') {
+      if (this.live(key)) return { acquired: false, pttl: -1, conflict: 'a mutex' };
+      const attempt = this.holderSets.acquire(request, kind);
+      if (!attempt.acquired || !fencing) return attempt;
+      return { acquired: true, fences: [this.nextFence(key)] };
+    }
+    const conflict = keys.map((each) => this.holderSets.heldAs(each)).find(Boolean);
+    if (conflict) return { acquired: false, pttl: -1, conflict };
     let longest = -2;
     for (const key of keys) longest = Math.max(longest, this.pttl(key));
     if (longest !== -2) return { acquired: false, pttl: longest };
@@ -37,9 +52,14 @@ export class MemoryLockStore implements LockStore {
   async release(
     keys: readonly string[],
     token: string,
-    { quiet = false }: ReleaseOptions = {},
+    { quiet = false, kind }: ReleaseOptions = {},
   ): Promise<ReleaseReport> {
-    return { result: this.releaseKeys(keys, token, quiet), waitersElsewhere: false };
+    if (!kind || kind.type === 'mutex') {
+      return { result: this.releaseKeys(keys, token, quiet), waitersElsewhere: false };
+    }
+    const result = this.holderSets.release(keys[0], token);
+    if (!quiet) this.notify(keys[0]);
+    return { result, waitersElsewhere: false };
   }
 
   private releaseKeys(keys: readonly string[], token: string, quiet: boolean): ReleaseResult {
@@ -59,7 +79,8 @@ export class MemoryLockStore implements LockStore {
   }
 
   async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
-    return leases.map(({ keys, token, ttl }) => {
+    return leases.map(({ keys, token, ttl, kind }) => {
+      if (kind && kind.type !== 'mutex') return this.holderSets.extend(keys[0], token, ttl);
       const found = keys.map((key) => this.live(key));
       if (found.some((entry) => entry && entry.token !== token)) return 'stolen';
       if (found.some((entry) => !entry)) return 'expired';
@@ -86,7 +107,7 @@ export class MemoryLockStore implements LockStore {
 
   /** The live keys, for assertions in tests. */
   keys(): string[] {
-    return [...this.entries.keys()].filter((key) => this.live(key));
+    return [...this.entries.keys()].filter((key) => this.live(key)).concat(this.holderSets.keys());
   }
 
   /** Deletes a key as an outside actor would (e.g. an operator running DEL). */

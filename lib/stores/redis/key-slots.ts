@@ -14,6 +14,7 @@ export function companionKey(lockKey: string, suffix: string): string {
 export const fenceKeyOf = (lockKey: string): string => companionKey(lockKey, ':fence');
 export const channelOf = (lockKey: string): string => companionKey(lockKey, ':released');
 export const turnsKeyOf = (lockKey: string): string => companionKey(lockKey, ':turns');
+export const writerKeyOf = (lockKey: string): string => companionKey(lockKey, ':writer');
 
 /**
  * Throws `LockKeyError` for keys a Redis Cluster cannot lock together: keys in different slots,

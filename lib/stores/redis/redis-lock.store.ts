@@ -9,6 +9,9 @@ import type {
   ReleaseListener,
   ReleaseOptions,
   ReleaseReport,
+  LockKind,
+  SharedLockType,
+  WaiterLists,
 } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
 import { ConnectionState } from './connection-state.js';
@@ -16,14 +19,22 @@ import { endpointOf } from './endpoint.js';
 import type { RedisLockStoreOptions } from './redis-lock-store-options.interface.js';
 import { ReplicaWait } from './replica-wait.js';
 import { clusterSlot } from './cluster-slot.js';
-import { channelOf, checkClusterKeys, fenceKeyOf, turnsKeyOf } from './key-slots.js';
+import { channelOf, checkClusterKeys, fenceKeyOf, turnsKeyOf, writerKeyOf } from './key-slots.js';
 import { ACQUIRE, ACQUIRE_IN_TURN, LOOK_AT_HOLDER } from './scripts/acquire.scripts.js';
-import { TURN_GRACE } from './scripts/lua-helpers.js';
+import { TURN_GRACE } from '../../policy/wait-policy.js';
 import type { PublishCommand } from './scripts/lua-script.js';
-import { EXTEND, GIVE_BACK, LEAVE_TURNS, RELEASE } from './scripts/release.scripts.js';
+import { EXTEND, GIVE_BACK, LEAVE, RELEASE } from './scripts/release.scripts.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
-import { ACQUIRED, attemptOf, extendOutcome, releaseReport } from './script-replies.js';
+import {
+  ACQUIRED,
+  attemptOf,
+  extendOutcome,
+  heldAs,
+  memberLetter,
+  releaseReport,
+} from './script-replies.js';
+import { ACQUIRE_HOLDER, RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
 import {
   corkingSender,
   directSender,
@@ -31,6 +42,7 @@ import {
   type RedisArg,
 } from './command-sender.js';
 
+const SHARED_KINDS: readonly SharedLockType[] = Object.freeze(['semaphore', 'read', 'write']);
 const NO_RELEASE_OPTIONS: ReleaseOptions = Object.freeze({});
 
 /**
@@ -39,7 +51,11 @@ const NO_RELEASE_OPTIONS: ReleaseOptions = Object.freeze({});
  * is the owner token, set with NX and a PX lease, so other lock libraries can share the locks.
  */
 export class RedisLockStore implements LockStore {
-  readonly turnGrace = TURN_GRACE;
+  readonly kinds = SHARED_KINDS;
+  readonly waiters: WaiterLists = {
+    turnGrace: TURN_GRACE,
+    leave: (key, queue) => this.leaveLists(key, queue),
+  };
   /** With `replicas`, every grant must pass WAIT, which only `tryAcquire` runs. */
   readonly grantsOnlyOnAcquire: boolean;
   private readonly connection: ConnectionState;
@@ -101,12 +117,14 @@ export class RedisLockStore implements LockStore {
     const attempt = this.attempt(request);
     const { replicaWait } = this;
     if (!replicaWait) return attempt;
-    const { keys, token } = request;
-    return attempt.then((won) => replicaWait.confirm(won, keys, () => this.release(keys, token)));
+    const { keys, token, kind } = request;
+    const giveBack = (): Promise<unknown> => this.release(keys, token, { kind });
+    return attempt.then((won) => replicaWait.confirm(won, keys, giveBack));
   }
 
   private attempt(request: AcquireRequest): Promise<AcquireAttempt> {
-    const { keys, token, ttl, fencing, queue } = request;
+    const { keys, token, ttl, fencing, queue, kind } = request;
+    if (kind && kind.type !== 'mutex') return this.acquireHolder(request, kind);
     const single = keys.length === 1;
     // The common case, as plain `SET NX PX`: no script to run.
     if (single && queue === undefined && !fencing) return this.acquireBySet(keys[0], token, ttl);
@@ -128,7 +146,8 @@ export class RedisLockStore implements LockStore {
   }
 
   private async busyAttempt(key: string, token: string): Promise<AcquireAttempt> {
-    const pttl = (await runScript(this.send, LOOK_AT_HOLDER, [key], [token])) as number;
+    const pttl = (await runScript(this.send, LOOK_AT_HOLDER, [key], [token])) as number | [string];
+    if (Array.isArray(pttl)) return heldAs(pttl[0]);
     // Our own token: this SET was applied already, then resent after a reconnect.
     if (pttl === -3) return ACQUIRED;
     // -2: released in between, so try again at once.
@@ -150,6 +169,20 @@ export class RedisLockStore implements LockStore {
     return runScript(this.send, ACQUIRE, scriptKeys, args, read);
   }
 
+  /** A semaphore's or read-write lock's attempt: a place in the key's holder set. */
+  private acquireHolder(
+    { keys: [key], token, ttl, fencing, queue, patience }: AcquireRequest,
+    kind: Exclude<LockKind, { type: 'mutex' }>,
+  ): Promise<AcquireAttempt> {
+    const scriptKeys = [key, turnsKeyOf(key), writerKeyOf(key), fenceKeyOf(key)];
+    const limitOrPatience = kind.type === 'semaphore' ? kind.limit : (patience ?? '');
+    const member = memberLetter[kind.type] + token;
+    const args = [member, ttl, limitOrPatience, fencing ? '1' : '0', queue ?? ''];
+    return runScript(this.send, ACQUIRE_HOLDER, scriptKeys, args, (codes) =>
+      attemptOf(codes, fencing),
+    );
+  }
+
   private acquireInTurn(
     key: string,
     token: string,
@@ -166,11 +199,16 @@ export class RedisLockStore implements LockStore {
   release(
     keys: readonly string[],
     token: string,
-    { quiet = false, requeue = '', successor }: ReleaseOptions = NO_RELEASE_OPTIONS,
+    { quiet = false, requeue = '', successor, kind }: ReleaseOptions = NO_RELEASE_OPTIONS,
   ): Promise<ReleaseReport> {
     // Not refused while the connection is down: a give-back must land once it is back.
     const read = (reply: unknown): ReleaseReport =>
       releaseReport(reply as number, (subscribers) => subscribers > this.listenersHere(keys));
+    if (kind && kind.type !== 'mutex') {
+      const args = [memberLetter[kind.type] + token, quiet ? '1' : '0'];
+      const script = RELEASE_HOLDER[this.publish];
+      return runScript(this.send, script, [keys[0], turnsKeyOf(keys[0])], args, read);
+    }
     if (quiet) return runScript(this.send, GIVE_BACK, keys, [token], read);
     const single = keys.length === 1;
     const scriptKeys = single ? [keys[0], turnsKeyOf(keys[0])] : [...keys, ...keys.map(turnsKeyOf)];
@@ -187,10 +225,9 @@ export class RedisLockStore implements LockStore {
     return keys.filter((key) => this.notifier.isSubscribed(channelOf(key))).length;
   }
 
-  leaveTurns(key: string, queue: string): void {
-    runScript(this.send, LEAVE_TURNS[this.publish], [key, turnsKeyOf(key)], [queue]).catch(
-      () => undefined,
-    );
+  private leaveLists(key: string, queue: string): void {
+    const keys = [key, turnsKeyOf(key), writerKeyOf(key)];
+    runScript(this.send, LEAVE[this.publish], keys, [queue]).catch(() => undefined);
   }
 
   async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
@@ -231,8 +268,14 @@ export class RedisLockStore implements LockStore {
   private async extendBatch(batch: readonly LeaseExtension[]): Promise<[string, number][]> {
     const keys = batch.flatMap((lease) => lease.keys);
     const tokens = batch.flatMap((lease) => lease.keys.map(() => lease.token));
+    const members = batch.flatMap((lease) => lease.keys.map(() => memberOf(lease)));
     const ttls = batch.flatMap((lease) => lease.keys.map(() => lease.ttl));
-    const codes = (await runScript(this.send, EXTEND, keys, [...tokens, ...ttls])) as number[];
+    const args: RedisArg[] = [...members, ...ttls];
+    // Holder sets say so; a batch of mutexes only (the common case) leaves that off.
+    if (members.some((member, i) => member !== tokens[i])) {
+      args.push(...batch.flatMap((lease) => lease.keys.map(() => (isMutex(lease) ? '0' : '1'))));
+    }
+    const codes = (await runScript(this.send, EXTEND, keys, args)) as number[];
     return codes.map((code, i) => [`${tokens[i]}\n${keys[i]}`, code]);
   }
 
@@ -247,4 +290,16 @@ export class RedisLockStore implements LockStore {
     }
     return [...groups.values()];
   }
+}
+
+function isMutex({ kind }: LeaseExtension): boolean {
+  return kind === undefined || kind.type === 'mutex';
+}
+
+/** A lease's entry in its key: the token for a mutex, its member in a holder set otherwise. */
+function memberOf(lease: LeaseExtension): string {
+  const { kind } = lease;
+  return kind === undefined || kind.type === 'mutex'
+    ? lease.token
+    : memberLetter[kind.type] + lease.token;
 }

@@ -25,9 +25,27 @@ export function releaseReport(
   };
 }
 
-/** An acquire script's reply, {1, fences...} or {0, pttl}, as an attempt. */
+/** An acquire script's reply, {1, fences...}, {0, pttl} or {-1, held_as}, as an attempt. */
 export function attemptOf(reply: unknown, fencing: boolean): AcquireAttempt {
   const codes = reply as number[];
+  if (codes[0] === -1) return heldAs(codes[1] as unknown as string);
   if (codes[0] !== 1) return { acquired: false, pttl: codes[1] };
   return fencing ? { acquired: true, fences: codes.slice(1) } : ACQUIRED;
 }
+
+/**
+ * A refusal for a key held as another kind of lock, from the scripts' `held_as`: 'MUTEX', 'RW'
+ * or 'L' .. limit (see holder-set.scripts.ts).
+ */
+export function heldAs(code: string): AcquireAttempt {
+  const conflict =
+    code === 'MUTEX'
+      ? 'a mutex'
+      : code === 'RW'
+        ? 'a read-write lock'
+        : `a semaphore of limit ${code.slice(1)}`;
+  return { acquired: false, pttl: -1, conflict };
+}
+
+/** The letter before a holder's token in a holder set, by kind. */
+export const memberLetter = { semaphore: 's', read: 'r', write: 'w' } as const;

@@ -10,9 +10,11 @@ import type {
   ReleaseOptions,
   ReleaseReport,
   ReleaseResult,
+  WaiterLists,
 } from '../lock-store.interface.js';
 import { RedisLockStore } from '../redis/redis-lock.store.js';
 import { askAll, describeNodes, type NodeAnswer } from './node-calls.js';
+import { splitVoteRetry } from '../../policy/wait-policy.js';
 import {
   nodeName,
   resolveRedlockOptions,
@@ -92,7 +94,7 @@ export class RedlockLockStore implements LockStore {
     if (pttls.length < this.settings.quorum) {
       return {
         acquired: false,
-        pttl: Math.ceil(Math.random() * Math.min(50, request.ttl / 10)),
+        pttl: splitVoteRetry(request.ttl),
         nodes,
       };
     }
@@ -165,13 +167,14 @@ export class RedlockLockStore implements LockStore {
     if (queue === undefined) return;
     answers.forEach((answer, i) => {
       if (answer.ok && answer.value.acquired) return;
-      for (const key of keys) this.nodes[i].leaveTurns(key, queue);
+      for (const key of keys) this.nodes[i].waiters.leave(key, queue);
     });
   }
 
-  leaveTurns(key: string, queue: string): void {
-    for (const node of this.nodes) node.leaveTurns(key, queue);
-  }
+  /** Listeners only: the nodes keep no turns for Redlock (see `tryAcquire`). */
+  readonly waiters: WaiterLists = {
+    leave: (key, queue) => this.nodes.forEach((node) => node.waiters.leave(key, queue)),
+  };
 
   async ping(): Promise<void> {
     const answers = await askAll(this.nodes, this.settings.nodeTimeout, (node) => node.ping());

@@ -1,4 +1,4 @@
-import { JOIN_LINE, NEXT_FENCE } from './lua-helpers.js';
+import { HOLDER_OF, JOIN_LINE, NEXT_FENCE } from './lua-helpers.js';
 import { lua } from './lua-script.js';
 
 /*
@@ -11,10 +11,13 @@ import { lua } from './lua-script.js';
  * Looks at a key that `SET NX` found taken.
  * KEYS[1]: the lock key. ARGV[1]: the caller's token.
  * Returns -3 if the key holds the caller's token (the SET was applied before, then sent again),
- * else its PTTL: the holder's remaining lease, -1 for none, -2 if it is gone.
+ * {held_as} if it is a semaphore or read-write lock (see HOLDER_OF), else its PTTL: the
+ * holder's remaining lease, -1 for none, -2 if it is gone.
  */
-export const LOOK_AT_HOLDER = lua(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return -3 end
+export const LOOK_AT_HOLDER = lua(`${HOLDER_OF}
+local holder = holder_of(KEYS[1])
+if holder == '' then return {held_as(KEYS[1])} end
+if holder == ARGV[1] then return -3 end
 return redis.call('PTTL', KEYS[1])
 `);
 
@@ -25,8 +28,9 @@ return redis.call('PTTL', KEYS[1])
  * ARGV[1]: owner token; ARGV[2]: ttl in ms; ARGV[3]: '1' to fence, '0' not to; ARGV[4]
  * (optional): the id of a listening queue, entered as a listener in the turn list of every busy
  * key, and taken out of all of them when the keys are taken.
- * Returns {1, fence_1, ..., fence_n} (fences only when fencing) when taken, or
- * {0, pttl}: the longest remaining lease among the held keys (-1 if one has no expiry).
+ * Returns {1, fence_1, ..., fence_n} (fences only when fencing) when taken,
+ * {0, pttl}: the longest remaining lease among the held keys (-1 if one has no expiry), or
+ * {-1, held_as} when a key is a semaphore or read-write lock (see HOLDER_OF).
  */
 export const ACQUIRE = lua(`
 local fencing, listener = ARGV[3] == '1', ARGV[4] and '*' .. ARGV[4]
@@ -41,10 +45,13 @@ if n == 1 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1}
 end
 ${JOIN_LINE}
+${HOLDER_OF}
 local longest = -2
 for i = 1, n do
   local pttl = -2
-  if redis.call('GET', KEYS[i]) ~= ARGV[1] then pttl = redis.call('PTTL', KEYS[i]) end
+  local holder = holder_of(KEYS[i])
+  if holder == '' then return {-1, held_as(KEYS[i])} end
+  if holder ~= ARGV[1] then pttl = redis.call('PTTL', KEYS[i]) end
   if pttl ~= -2 then
     if listener then join_line(KEYS[lines + i], listener) end
     if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
@@ -67,10 +74,11 @@ return result
  * ARGV[1]: owner token; ARGV[2]: ttl in ms; ARGV[3]: queue id; ARGV[4]: '1' to fence, '0' not
  * to.
  * Returns {1} or {1, fence} when taken (the key was free, reserved for this queue, or already
- * the caller's), or {0, pttl} when busy.
+ * the caller's), {0, pttl} when busy, or {-1, held_as} as ACQUIRE.
  */
-export const ACQUIRE_IN_TURN = lua(`
-local holder = redis.call('GET', KEYS[1])
+export const ACQUIRE_IN_TURN = lua(`${HOLDER_OF}
+local holder = holder_of(KEYS[1])
+if holder == '' then return {-1, held_as(KEYS[1])} end
 if not holder or holder == 'turn:' .. ARGV[3] or holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('LREM', KEYS[2], 0, ARGV[3])

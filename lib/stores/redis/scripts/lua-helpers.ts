@@ -1,10 +1,4 @@
-/**
- * How long a key given to a process in its turn stays reserved for it, in ms. A process that
- * died, or stopped waiting, holds up the others no longer than this.
- */
-export const TURN_GRACE = 500;
-/** How long a key's turn list outlives its last arrival, in ms (a live waiter re-arrives sooner). */
-export const TURNS_LIFETIME = 60_000;
+import { TURN_GRACE, WAITERS_LIFETIME } from '../../../policy/wait-policy.js';
 
 /**
  * A key's turn list holds, in order of arrival, everyone a release must wake: queue ids of
@@ -18,7 +12,17 @@ export const TURNS_LIFETIME = 60_000;
 export const JOIN_LINE = `
 local function join_line(turns_key, entry)
   if not redis.call('LPOS', turns_key, entry) then redis.call('RPUSH', turns_key, entry) end
-  redis.call('PEXPIRE', turns_key, ${TURNS_LIFETIME})
+  redis.call('PEXPIRE', turns_key, ${WAITERS_LIFETIME})
+end
+`;
+
+/**
+ * `channel_of` names a key's release channel from its list of waiters: both are companion keys
+ * of the lock key (see key-slots.ts), '<base>:turns' and '<base>:released'.
+ */
+export const CHANNEL_OF = `
+local function channel_of(turns_key)
+  return string.sub(turns_key, 1, -7) .. ':released'
 end
 `;
 
@@ -27,8 +31,7 @@ end
  * A queue id gets the released key in its turn: the key holds 'turn:' .. id for TURN_GRACE ms, a
  * reservation that only that queue's acquire may replace. Returns that id; or '' and the entry
  * for a listener ('*' is byte 42): wake them all, give no turn; or false when nobody else waits.
- * `channel_of` names a key's release channel from its turn list: both are companion keys of
- * the lock key (see key-slots.ts), '<base>:turns' and '<base>:released'.
+ * It also defines `channel_of` (see CHANNEL_OF).
  */
 export const PASS_TURN = `
 local function pass_turn(lock_key, turns_key, own)
@@ -39,10 +42,7 @@ local function pass_turn(lock_key, turns_key, own)
   redis.call('SET', lock_key, 'turn:' .. entry, 'PX', ${TURN_GRACE})
   return entry
 end
-local function channel_of(turns_key)
-  return string.sub(turns_key, 1, -7) .. ':released'
-end
-`;
+${CHANNEL_OF}`;
 
 /**
  * `worse` folds a key that is not the releaser's into a release's outcome (1 all released):
@@ -76,5 +76,24 @@ local function next_fence(counter_key, ttl)
   local fence = math.max(last + 1, now[1] * 1000000 + now[2])
   redis.call('SET', counter_key, string.format('%.0f', fence), 'PX', ttl + ${FENCE_GRACE})
   return fence
+end
+`;
+
+/**
+ * `holder_of` reads a mutex key's holder, whatever the key holds: a key of a semaphore or
+ * read-write lock (a sorted set; see holder-set.scripts.ts) reads as '', held by someone else.
+ * `held_as` says how such a key is held: 'L' .. limit for a semaphore (its limit entry ranks
+ * last), 'RW' for a read-write lock.
+ */
+export const HOLDER_OF = `
+local function holder_of(key)
+  local holder = redis.pcall('GET', key)
+  if type(holder) == 'table' then return '' end
+  return holder
+end
+local function held_as(key)
+  local last = redis.call('ZRANGE', key, -1, -1)[1]
+  if last and string.byte(last) == 76 then return last end
+  return 'RW'
 end
 `;

@@ -1,4 +1,5 @@
-import { JOIN_LINE, PASS_TURN, WORSE } from './lua-helpers.js';
+import { EXTEND_MEMBER } from './holder-set.scripts.js';
+import { HOLDER_OF, JOIN_LINE, PASS_TURN, WORSE } from './lua-helpers.js';
 import { lua, publishing } from './lua-script.js';
 
 /**
@@ -20,7 +21,9 @@ import { lua, publishing } from './lua-script.js';
 export const RELEASE = publishing(
   (publish) => `
 local n = #KEYS / 2
-local first = redis.call('GET', KEYS[1])
+-- A key now of a semaphore or read-write lock reads as another owner's ('').
+local first = redis.pcall('GET', KEYS[1])
+if type(first) == 'table' then first = '' end
 -- The common release, ahead of the helpers: one key, ours, nothing to hand on, nobody waiting.
 if n == 1 and not ARGV[2] and first == ARGV[1] and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('DEL', KEYS[1])
@@ -29,11 +32,12 @@ end
 ${JOIN_LINE}
 ${PASS_TURN}
 ${WORSE}
+${HOLDER_OF}
 local requeue, successor = ARGV[2] or '', ARGV[3] or ''
 local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
 for i = 1, n do
   local holder = first
-  if i > 1 then holder = redis.call('GET', KEYS[i]) end
+  if i > 1 then holder = holder_of(KEYS[i]) end
   if holder == ARGV[1] then
     -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
     local turn, listener = pass_turn(KEYS[i], KEYS[n + i], requeue)
@@ -68,9 +72,10 @@ return (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers
  * Returns outcome + 1, outcome as in RELEASE.
  */
 export const GIVE_BACK = lua(`${WORSE}
+${HOLDER_OF}
 local outcome = 1
 for i = 1, #KEYS do
-  local holder = redis.call('GET', KEYS[i])
+  local holder = holder_of(KEYS[i])
   if holder == ARGV[1] then
     redis.call('DEL', KEYS[i])
   else
@@ -81,16 +86,19 @@ return outcome + 1
 `);
 
 /**
- * Takes a queue that stopped waiting out of the turn list, as a process in line or as a
- * listener; a turn already given to it goes on to the next in line.
- * KEYS[1]: the lock key; KEYS[2]: its turn list. ARGV[1]: queue id.
+ * Takes a queue that stopped waiting out of the key's lists: the turn list, as a process in
+ * line or as a listener (a turn already given to it goes on to the next in line), and the mark
+ * of a waiting writer, if it is the queue's.
+ * KEYS[1]: the lock key; KEYS[2]: its turn list; KEYS[3]: its waiting writer's mark.
+ * ARGV[1]: queue id.
  * Returns 1 if a turn given to the queue was passed on, else 0.
  */
-export const LEAVE_TURNS = publishing(
+export const LEAVE = publishing(
   (publish) => `
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 redis.call('LREM', KEYS[2], 0, '*' .. ARGV[1])
-if redis.call('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
+if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+if redis.pcall('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
 ${PASS_TURN}
 redis.call('DEL', KEYS[1])
 local turn = pass_turn(KEYS[1], KEYS[2], ARGV[1])
@@ -100,16 +108,23 @@ return 1
 );
 
 /**
- * Compare-and-PEXPIRE for many leases in one call.
- * KEYS: one lock key per lease key. ARGV[i]: token for KEYS[i]; ARGV[n+i]: ttl in ms for KEYS[i].
- * Returns one code per key: 1 extended, 0 expired (key gone), -1 held by another owner.
+ * Compare-and-PEXPIRE for many leases in one call, of mutexes and of holder sets (see
+ * holder-set.scripts.ts) alike.
+ * KEYS: one lock key per lease key. ARGV[i]: the token for KEYS[i], or its member in a holder
+ * set; ARGV[n+i]: ttl in ms for KEYS[i]; ARGV[2n+i], only when some key is a holder set: '1'
+ * if KEYS[i] is one.
+ * Returns one code per key: 1 extended, 0 expired (key or member gone), -1 held by another owner.
  */
-export const EXTEND = lua(`
+export const EXTEND = lua(`${EXTEND_MEMBER}
 local n = #KEYS
+local sets = #ARGV > 2 * n
 local result = {}
 for i = 1, n do
-  local holder = redis.call('GET', KEYS[i])
-  if holder == ARGV[i] then
+  local holder = sets and ARGV[2 * n + i] == '1' and extend_member(KEYS[i], ARGV[i], ARGV[n + i])
+    or redis.pcall('GET', KEYS[i])
+  if type(holder) == 'number' then
+    result[i] = holder
+  elseif holder == ARGV[i] then
     redis.call('PEXPIRE', KEYS[i], ARGV[n + i])
     result[i] = 1
   elseif holder then

@@ -1,0 +1,199 @@
+import { LockBusyError, LockOptionsError } from '../../lib/errors/lock.errors.js';
+import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { Lock } from '../../lib/core/lock.interface.js';
+import { maxConcurrent, writerOverlaps, type Interval } from './intervals.js';
+
+/** What the lock family's contract runs on: an engine, fresh for each test, and its store's live keys. */
+export interface FamilySubject {
+  readonly engine: LockEngine;
+  /** The store's live lock keys (prefix applied), to check that refusals leave none. */
+  keys(): Promise<string[]>;
+}
+
+const tick = (ms = 2): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `fn` as a timed section under `lock`, and records it. */
+async function section(into: Interval[], ms: number): Promise<void> {
+  const enter = process.hrtime.bigint();
+  await tick(ms);
+  into.push([enter, process.hrtime.bigint()]);
+}
+
+/**
+ * The semaphore and the read-write lock, as every store that offers them must behave under the
+ * engine: `subject` gives a fresh engine for each test.
+ */
+export function describeLockFamily(subject: () => FamilySubject): void {
+  describe('semaphore (limit)', () => {
+    const memory = {
+      get engine() {
+        return subject().engine;
+      },
+    };
+
+    it('admits up to limit holders, each with its own token, and refuses the next', async () => {
+      const { engine } = memory;
+      const held = await Promise.all([1, 2, 3].map(() => engine.acquire('export', { limit: 3 })));
+      expect(new Set(held.map((lock) => lock.token)).size).toBe(3);
+      expect(held[0].kind).toEqual({ type: 'semaphore', limit: 3 });
+      expect(await engine.tryAcquire('export', { limit: 3 })).toBeUndefined();
+      await held[0].release();
+      const fourth = await engine.tryAcquire('export', { limit: 3 });
+      expect(fourth?.isHeld).toBe(true);
+    });
+
+    it('never has more than limit sections at once among many waiting callers', async () => {
+      const sections: Interval[] = [];
+      const calls = Array.from({ length: 24 }, () =>
+        memory.engine.withLock('export', () => section(sections, 3), { limit: 4 }),
+      );
+      await Promise.all(calls);
+      expect(sections).toHaveLength(24);
+      expect(maxConcurrent(sections)).toBe(4);
+    });
+
+    it('wakes a waiter when a slot frees', async () => {
+      const { engine } = memory;
+      const first = await engine.acquire('s', { limit: 1 });
+      const waiting = engine.acquire('s', { limit: 1, wait: 2_000 });
+      await tick();
+      await first.release();
+      await expect(waiting).resolves.toMatchObject({ isHeld: true });
+    });
+
+    it('refuses a caller that disagrees on the limit while the key has holders', async () => {
+      const { engine } = memory;
+      await engine.acquire('s', { limit: 3 });
+      const mismatch = engine.acquire('s', { limit: 4, wait: 0 });
+      await expect(mismatch).rejects.toBeInstanceOf(LockOptionsError);
+      await expect(mismatch).rejects.toThrow(/held as a semaphore of limit 3/);
+    });
+
+    it('issues strictly increasing fences to its holders', async () => {
+      const { engine } = memory;
+      const a = await engine.acquire('f', { limit: 2, fencing: true });
+      const b = await engine.acquire('f', { limit: 2, fencing: true });
+      await a.release();
+      const c = await engine.acquire('f', { limit: 2, fencing: true });
+      expect(a.fence! < b.fence! && b.fence! < c.fence!).toBe(true);
+    });
+
+    it('is reentrant with the same limit, and refuses another kind of lock on the key', async () => {
+      const { engine } = memory;
+      await engine.withLock(
+        'r',
+        async (outer) => {
+          const inner = await engine.acquire('r', { limit: 2 });
+          expect(inner.token).toBe(outer.token);
+          await expect(engine.acquire('r')).rejects.toThrow(/already held here as a semaphore/);
+        },
+        { limit: 2 },
+      );
+      await engine.acquire('r', { limit: 2 });
+      await expect(engine.acquire('r', { wait: 0 })).rejects.toThrow(/held as a semaphore/);
+    });
+  });
+
+  describe('read-write lock (mode)', () => {
+    const memory = {
+      get engine() {
+        return subject().engine;
+      },
+    };
+
+    it('lets readers share and a writer exclude everyone', async () => {
+      const { engine } = memory;
+      const readers = await Promise.all([1, 2].map(() => engine.acquire('cfg', { mode: 'read' })));
+      expect(await engine.tryAcquire('cfg', { mode: 'write' })).toBeUndefined();
+      await Promise.all(readers.map((reader) => reader.release()));
+      const writer = await engine.acquire('cfg', { mode: 'write' });
+      expect(await engine.tryAcquire('cfg', { mode: 'read' })).toBeUndefined();
+      expect(await engine.tryAcquire('cfg', { mode: 'write' })).toBeUndefined();
+      await writer.release();
+    });
+
+    it('has readers overlap each other and no writer overlap anyone', async () => {
+      const reads: Interval[] = [];
+      const writes: Interval[] = [];
+      const calls = Array.from({ length: 30 }, (_, i) =>
+        i % 5 === 0
+          ? memory.engine.withLock('doc', () => section(writes, 2), { mode: 'write' })
+          : memory.engine.withLock('doc', () => section(reads, 4), { mode: 'read' }),
+      );
+      await Promise.all(calls);
+      expect(writes).toHaveLength(6);
+      expect(writerOverlaps(writes, reads)).toBe(0);
+      expect(maxConcurrent(reads)).toBeGreaterThan(1);
+    });
+
+    it('prefers a waiting writer: new readers queue behind it', async () => {
+      const { engine } = memory;
+      const reader = await engine.acquire('w', { mode: 'read' });
+      const writer = engine.acquire('w', { mode: 'write', wait: 2_000 });
+      await tick(5);
+      // The writer waits for the reader; a new reader must not pass it.
+      await expect(engine.acquire('w', { mode: 'read', wait: 0 })).rejects.toBeInstanceOf(
+        LockBusyError,
+      );
+      await reader.release();
+      const held = await writer;
+      expect(held.isHeld).toBe(true);
+    });
+
+    it('refuses upgrading read to write in one call chain, and allows reading under a writer', async () => {
+      const { engine } = memory;
+      await engine.withLock(
+        'u',
+        async () => {
+          const upgrade = engine.acquire('u', { mode: 'write' });
+          await expect(upgrade).rejects.toBeInstanceOf(LockOptionsError);
+          await expect(upgrade).rejects.toThrow(/upgrading a read lock/);
+        },
+        { mode: 'read' },
+      );
+      await engine.withLock(
+        'u',
+        async (writer: Lock) => {
+          const read = await engine.acquire('u', { mode: 'read' });
+          expect(read.token).toBe(writer.token);
+        },
+        { mode: 'write' },
+      );
+    });
+
+    it('fences writers, and refuses a fence for readers before any store call', async () => {
+      const { engine } = memory;
+      const one = await engine.acquire('fw', { mode: 'write', fencing: true });
+      await one.release();
+      const two = await engine.acquire('fw', { mode: 'write', fencing: true });
+      expect(two.fence!).toBeGreaterThan(one.fence!);
+      await two.release();
+      expect(() => engine.prepare('fr', { mode: 'read', fencing: true })).toThrow(
+        /readers get no fence/,
+      );
+      expect(await subject().keys()).toEqual([]);
+    });
+  });
+
+  describe('lock family options', () => {
+    const memory = {
+      get engine() {
+        return subject().engine;
+      },
+    };
+
+    it.each([
+      [{ limit: 0 }, /"limit" must be an integer/],
+      [{ limit: 2.5 }, /"limit" must be an integer/],
+      [{ mode: 'shared' }, /"mode" must be 'read' or 'write'/],
+      [{ limit: 2, mode: 'read' }, /cannot be combined/],
+    ])('refuses %j before any store call', (options, message) => {
+      expect(() => memory.engine.prepare('k', options as never)).toThrow(message);
+    });
+
+    it('refuses several keys for a semaphore or a read-write lock', () => {
+      expect(() => memory.engine.prepare(['a', 'b'], { limit: 2 })).toThrow(/takes one key/);
+      expect(() => memory.engine.prepare(['a', 'b'], { mode: 'write' })).toThrow(/takes one key/);
+    });
+  });
+}
