@@ -12,6 +12,8 @@ const WORST_OF: Record<string, 'sum' | 'max' | 'min'> = {
   oversold: 'max',
   notAcquired: 'max',
   zeroLockWorkers: 'max',
+  overLimit: 'max',
+  writerOverlaps: 'sum',
   lost: 'max',
   releaseErrors: 'max',
   acquireErrors: 'max',

@@ -25,8 +25,9 @@ export interface Durations {
  * than a few long ones, let those swings fall on every contender alike and the median drop
  * them. Scenario 5 is a 15 s steady state, where three are enough.
  */
-const FULL_REPS = { 1: 9, 2: 5, 3: 5, 4: 5, 5: 3 };
-const QUICK_REPS = { 1: 2, 2: 1, 3: 1, 4: 1, 5: 1 };
+const FULL_REPS = { 1: 9, 2: 5, 3: 5, 4: 5, 5: 3, 6: 5 };
+const QUICK_REPS = { 1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1 };
+const SCENARIOS = [1, 2, 3, 4, 5, 6];
 
 const FULL: Durations = {
   warmUpMs: 1_000,
@@ -49,9 +50,9 @@ const QUICK: Durations = {
 export const USAGE = `Usage: npm run bench -- [--quick] [--json] [--scenario N]... [--reps N] [--write-results]
   --quick          about a minute: 1-2 repetitions, short cells (full run: ~10 min)
   --json           print the results as JSON on stdout (tables and progress go to stderr)
-  --scenario N     run only scenario N (1-5); repeat the flag for several
-  --reps N         repetitions per cell in every scenario (default by scenario 1-5: 9, 5, 5, 5, 3;
-                   quick: 2, 1, 1, 1, 1)
+  --scenario N     run only scenario N (1-6); repeat the flag for several
+  --reps N         repetitions per cell in every scenario (default by scenario 1-6: 9, 5, 5, 5, 3,
+                   5; quick: 2, 1, 1, 1, 1, 1)
   --write-results  write bench/RESULTS.md even for a quick or partial run
   REDIS_URL=...    use that server instead of starting a redis-server`;
 
@@ -66,7 +67,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     if (flag === '--quick') quick = true;
     else if (flag === '--json') json = true;
     else if (flag === '--write-results') forceWrite = true;
-    else if (flag === '--scenario') scenarios.push(parseWhole(argv[++i], flag, 1, 5));
+    else if (flag === '--scenario')
+      scenarios.push(parseWhole(argv[++i], flag, 1, SCENARIOS.length));
     else if (flag === '--reps') reps = parseWhole(argv[++i], flag, 1, 50);
     else if (flag === '--help' || flag === '-h') fail('');
     else fail(`Unknown flag "${flag}".`);
@@ -75,8 +77,12 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   return {
     quick,
     json,
-    scenarios: all ? [1, 2, 3, 4, 5] : [...new Set(scenarios)].sort(),
-    reps: reps ? { 1: reps, 2: reps, 3: reps, 4: reps, 5: reps } : quick ? QUICK_REPS : FULL_REPS,
+    scenarios: all ? SCENARIOS : [...new Set(scenarios)].sort(),
+    reps: reps
+      ? Object.fromEntries(SCENARIOS.map((id) => [id, reps]))
+      : quick
+        ? QUICK_REPS
+        : FULL_REPS,
     writeResults: forceWrite || (!quick && all),
     durations: quick ? QUICK : FULL,
   };

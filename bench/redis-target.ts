@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { ensureRedisInstalled, launchRedis } from '../sample-app/demo/redis-launcher.js';
+import { ensureRedisInstalled, launchRedis } from '../tools/redis-launcher.js';
 import { killOnExit, onCleanup } from './cleanup.js';
 
 /** The one Redis server every contender of a run shares. */

@@ -54,6 +54,23 @@ const COLUMNS: Record<number, Column[]> = {
     num('release errors', 'releaseErrors'),
     num('acquire ms', 'acquireMs'),
   ],
+  6: [
+    num('locks/s', 'locksPerSec'),
+    num('% max', 'pctOfMax', 1),
+    num('max/s', 'theoreticalMax'),
+    num('× peer', 'ratioToPeer', 2),
+    num('cs ms', 'csMs', 2),
+    num('wait p99 ms', 'waitP99', 1),
+    num('least %', 'leastServedPct'),
+    num('most at once', 'mostAtOnce'),
+    num('cmds/lock', 'cmdsPerLock', 2),
+    num('reads/s', 'readsPerSec'),
+    num('writes/s', 'writesPerSec'),
+    num('read p99 ms', 'readWaitP99', 1),
+    num('write p99 ms', 'writeWaitP99', 1),
+    num('readers at once', 'mostReadersAtOnce'),
+    num('writer overlaps', 'writerOverlaps'),
+  ],
 };
 
 function hotKeyColumns(): Column[] {

@@ -18,6 +18,7 @@ import { runHotKey } from './scenario-2-hot-key.js';
 import { runMultiProcess } from './scenario-3-multi-process.js';
 import { runFlashSale } from './scenario-4-flash-sale.js';
 import { runHeldLocks } from './scenario-5-held-locks.js';
+import { runLockFamily } from './scenario-6-lock-family.js';
 import { checkTargets } from './targets.js';
 
 const SCENARIOS: Record<number, (context: ScenarioContext) => Promise<ScenarioResult>> = {
@@ -26,6 +27,7 @@ const SCENARIOS: Record<number, (context: ScenarioContext) => Promise<ScenarioRe
   3: runMultiProcess,
   4: runFlashSale,
   5: runHeldLocks,
+  6: runLockFamily,
 };
 
 async function main(): Promise<void> {

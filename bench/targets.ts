@@ -158,6 +158,45 @@ export function checkTargets(
       lib.lost === 0,
     );
   }
+  if (has(6)) {
+    const [semaphoreCell, mixCell] = scenarios.find((scenario) => scenario.id === 6)!.cells;
+    const lib = semaphoreCell.results.find((result) => result.contender === LIB)!.figures;
+    const peer = semaphoreCell.results.find((r) => r.contender === 'redis-semaphore')!.figures;
+    add(
+      6,
+      'semaphore limit 4, W=64, cs 1 ms: ≥ 90% of theoretical max',
+      `${f(lib.pctOfMax, 1)}%`,
+      lib.pctOfMax >= 90,
+    );
+    add(
+      6,
+      'semaphore: ≥ 2× redis-semaphore locks/s',
+      `${f(lib.ratioToPeer)}× (${f(lib.locksPerSec, 0)} vs ${f(peer.locksPerSec, 0)})`,
+      lib.ratioToPeer >= 2,
+    );
+    add(
+      6,
+      'semaphore: least-served ≥ 50% of mean',
+      `${f(lib.leastServedPct, 0)}%`,
+      lib.leastServedPct >= 50,
+    );
+    const over = lib.overLimit + peer.overLimit;
+    add(
+      6,
+      'semaphore: never more than limit holders at once',
+      `most ${lib.mostAtOnce} (peer ${peer.mostAtOnce})`,
+      over === 0,
+    );
+    const mix = mixCell?.results[0].figures;
+    if (mix) {
+      add(
+        6,
+        'read/write 90/10: no writer overlaps anyone',
+        `${mix.writerOverlaps} overlaps; read p99 ${f(mix.readWaitP99, 1)} ms, write p99 ${f(mix.writeWaitP99, 1)} ms`,
+        mix.writerOverlaps === 0,
+      );
+    }
+  }
   for (const scenario of scenarios.filter((s) => [2, 3, 4].includes(s.id) && has(s.id))) {
     const overlaps = scenario.cells.flatMap((cell) =>
       cell.results.filter((r) => LOCKS.includes(r.contender)).map((r) => r.figures.overlaps),

@@ -188,7 +188,10 @@ export class LockAcquirer implements AttemptOwner {
     const { fencing } = request.options;
     const { fullKeys: keys, kind } = request;
     const lease: AcquireRequest = { keys, token, ttl: leaseTtlOf(request), fencing, queue, kind };
-    if (kind.type === 'write') (lease as { patience?: number }).patience = this.patience;
+    // Only a writer that will wait holds readers back.
+    if (kind.type === 'write' && request.options.wait > 0) {
+      (lease as { patience?: number }).patience = this.patience;
+    }
     this.inFlight++;
     const call = new AttemptCall(this, context, request, token, startedAt);
     call.start(tryAcquire(context.store, lease), startedAt);

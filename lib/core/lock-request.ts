@@ -43,7 +43,7 @@ export function prepareLockRequest(
     names,
     label,
     fullKeys: names.length === 1 ? [prefix + label] : names.map((name) => prefix + name),
-    options: resolveLockOptions(defaults, options),
+    options: readerOptions(kind, resolveLockOptions(defaults, options)),
     kind,
     startedAt: performance.now(),
   };
@@ -57,4 +57,9 @@ export function canInherit(request: LockRequest, grant: Grant): boolean {
 /** The lease asked of the store: never longer than `maxHold`. */
 export function leaseTtlOf({ options }: LockRequest): number {
   return Math.min(options.ttl, options.maxHold ?? options.ttl);
+}
+
+/** Readers get no fence: `fencing` from the module's defaults is meant for the writers. */
+function readerOptions(kind: LockKind, options: ResolvedLockOptions): ResolvedLockOptions {
+  return kind.type === 'read' && options.fencing ? { ...options, fencing: false } : options;
 }

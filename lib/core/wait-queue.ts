@@ -135,8 +135,13 @@ export class WaitQueue {
     const head = this.waiters[0];
     // A reader waits only for a writer, which must not find the key passed among readers here.
     if (!head || this.kind.type === 'read') return;
-    if (this.passes >= this.driver.localHandoffs || !head.canInherit(grant)) return;
+    if (this.passes >= this.handoffCap() || !head.canInherit(grant)) return;
     return head;
+  }
+
+  /** `localHandoffs` per lock held here: each of a semaphore's holders hands on as a mutex does. */
+  private handoffCap(): number {
+    return this.driver.localHandoffs * Math.max(1, Math.min(this.holders, this.capacity));
   }
 
   /** Gives a released holder's lease to `waiter` (from `localTaker`); the holder count stays. */

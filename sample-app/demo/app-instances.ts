@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './free-port.js';
-import { stopChild } from './redis-launcher.js';
+import { freePort, stopChild } from '../../tools/redis-launcher.js';
 
-/** The compiled app, next to this file's compiled copy (`sample-app/dist/`). */
+/** The compiled app, next to this file's compiled copy (`sample-app/dist/sample-app/`). */
 export const compiledMain = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
 /** A sample app process on its own port. */

@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis } from 'ioredis';
-import { freePort } from './free-port.js';
-import { ensureRedisInstalled, launchRedis, type LaunchedRedis } from './redis-launcher.js';
+import { freePort } from '../../tools/redis-launcher.js';
+import {
+  ensureRedisInstalled,
+  launchRedis,
+  type LaunchedRedis,
+} from '../../tools/redis-launcher.js';
 
 export type Backend = 'redis' | 'cluster' | 'redlock';
 

@@ -2,6 +2,7 @@ import { LockBusyError, LockOptionsError } from '../../lib/errors/lock.errors.js
 import type { LockEngine } from '../../lib/core/lock-engine.js';
 import type { Lock } from '../../lib/core/lock.interface.js';
 import { maxConcurrent, writerOverlaps, type Interval } from './intervals.js';
+import { waitUntil } from './wait-until.js';
 
 /** What the lock family's contract runs on: an engine, fresh for each test, and its store's live keys. */
 export interface FamilySubject {
@@ -138,6 +139,37 @@ export function describeLockFamily(subject: () => FamilySubject): void {
       await reader.release();
       const held = await writer;
       expect(held.isHeld).toBe(true);
+    });
+
+    it('lets readers in at once after a writer that had waited got in and left', async () => {
+      const { engine } = memory;
+      const reader = await engine.acquire('h', { mode: 'read' });
+      // The reader leaves just after the writer's first attempt failed: its next attempt wins.
+      const left = new Promise<unknown>((resolve) => {
+        const seen = engine.events$.subscribe((event) => {
+          if (event.type !== 'contended' || event.key !== 'h') return;
+          seen.unsubscribe();
+          resolve(reader.release());
+        });
+      });
+      const writer = await engine.acquire('h', { mode: 'write', wait: 5_000 });
+      await left;
+      await writer.release();
+      // No writer waits any more, so a new reader is not held back.
+      expect(await engine.tryAcquire('h', { mode: 'read' })).toBeDefined();
+    });
+
+    it('holds readers back only for writers that wait', async () => {
+      const { engine } = memory;
+      const reader = await engine.acquire('p', { mode: 'read' });
+      expect(await engine.tryAcquire('p', { mode: 'write' })).toBeUndefined();
+      expect(await engine.tryAcquire('p', { mode: 'read' })).toBeDefined();
+      await expect(engine.acquire('p', { mode: 'write', wait: 50 })).rejects.toBeInstanceOf(
+        LockBusyError,
+      );
+      // The writer gave up: new readers come in again, once its leaving reached the store.
+      await waitUntil('a new reader gets in', () => engine.tryAcquire('p', { mode: 'read' }), 500);
+      await reader.release();
     });
 
     it('refuses upgrading read to write in one call chain, and allows reading under a writer', async () => {

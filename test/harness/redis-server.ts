@@ -1,21 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 
-export { assertRedisInstalled, REDIS_INSTALL_HINT } from './global-setup.js';
+import { freePort, spawnRedisServer } from '../../tools/redis-launcher.js';
 
-/** A free TCP port on loopback, as the OS hands it out. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { assertRedisInstalled, REDIS_INSTALL_HINT } from './global-setup.js';
+export { freePort };
 
 /** A throwaway redis-server on a loopback port, owned by the test that started it. */
 export class RedisServer {
@@ -78,37 +67,7 @@ export class RedisServer {
     await this.launch();
   }
 
-  private launch(): Promise<void> {
-    const args = [
-      '--port',
-      String(this.port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-    ];
-    const child = spawn('redis-server', [...args, ...this.extraArgs], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    return new Promise((resolve, reject) => {
-      let output = '';
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          child.stdout!.off('data', onData);
-          child.stdout!.resume();
-          resolve();
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.resume();
-      child.once('error', reject);
-      child.once('exit', (code) =>
-        reject(new Error(`redis-server on port ${this.port} exited (${code}):\n${output}`)),
-      );
-    });
+  private async launch(): Promise<void> {
+    this.child = await spawnRedisServer(this.port, this.extraArgs);
   }
 }

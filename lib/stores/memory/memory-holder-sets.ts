@@ -44,7 +44,7 @@ export class MemoryHolderSets {
     set.holders.set(request.token, now + request.ttl);
     if (kind.type === 'write') {
       set.writer = request.token;
-      if (set.writerWaits?.id === (request.queue ?? request.token)) set.writerWaits = undefined;
+      set.writerWaits = undefined;
     }
     return { acquired: true };
   }
@@ -58,8 +58,8 @@ export class MemoryHolderSets {
     }
     if (type === 'write') {
       if (set.holders.size === 0) return undefined;
-      const id = request.queue ?? request.token;
-      set.writerWaits = { id, until: now + (request.patience ?? 0) };
+      const { patience } = request;
+      if (patience) set.writerWaits = { id: request.queue ?? request.token, until: now + patience };
       return Math.max(...leases);
     }
     if (set.writer !== undefined) return Math.max(...leases);
@@ -81,6 +81,12 @@ export class MemoryHolderSets {
     if (!set?.holders.has(token)) return 'expired';
     set.holders.set(token, performance.now() + ttl);
     return 'extended';
+  }
+
+  /** A writer's queue stopped waiting: its mark no longer holds readers back. */
+  leave(key: string, queue: string): void {
+    const set = this.sets.get(key);
+    if (set?.writerWaits?.id === queue) set.writerWaits = undefined;
   }
 
   /** The holder sets with live holders, for assertions in tests. */

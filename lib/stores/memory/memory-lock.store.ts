@@ -8,6 +8,7 @@ import type {
   ReleaseReport,
   ReleaseResult,
   SharedLockType,
+  WaiterLists,
 } from '../lock-store.interface.js';
 import { MemoryHolderSets } from './memory-holder-sets.js';
 
@@ -28,6 +29,8 @@ export class MemoryLockStore implements LockStore {
 
   readonly kinds: readonly SharedLockType[] = ['semaphore', 'read', 'write'];
   private readonly holderSets = new MemoryHolderSets();
+  /** A writer that stops waiting takes back its hold on new readers. */
+  readonly waiters: WaiterLists = { leave: (key, queue) => this.holderSets.leave(key, queue) };
 
   async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
     const { keys, token, ttl, fencing, kind } = request;

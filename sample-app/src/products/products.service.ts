@@ -1,4 +1,6 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { LockService, type LockOptions } from 'nestjs-distributed-lock';
+import { SECKILL_CONFIG, type SeckillConfig } from '../config/seckill.config.js';
 import { REDIS, type DataRedis } from '../redis/redis.module.js';
 import { productKeys } from './product.keys.js';
 
@@ -9,12 +11,39 @@ export interface ProductView {
   readonly orders: number;
 }
 
+/**
+ * The product catalogue. A restock rewrites a product's stock, orders and buyers at once, and a
+ * view reads them with three commands: a view taken during a restock could pair the new stock
+ * with the old orders. So each product has a read-write lock: views share it, a restock takes it
+ * alone. Writers are preferred, so a restock waits for the views in progress, never behind a
+ * stream of them.
+ */
 @Injectable()
 export class ProductsService {
-  constructor(@Inject(REDIS) private readonly redis: DataRedis) {}
+  /** Redlock offers the mutex only: there, views of one product take turns. */
+  private readonly reading: LockOptions;
+  private readonly writing: LockOptions;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: DataRedis,
+    private readonly locks: LockService,
+    @Inject(SECKILL_CONFIG) config: SeckillConfig,
+  ) {
+    const readWrite = config.backend !== 'redlock';
+    this.reading = readWrite ? { mode: 'read' } : {};
+    this.writing = readWrite ? { mode: 'write' } : {};
+  }
 
   /** Creates or resets a product: sets its stock and forgets its orders. */
-  async reset(id: number, stock: number): Promise<ProductView> {
+  reset(id: number, stock: number): Promise<ProductView> {
+    return this.locks.withLock(catalogueKey(id), () => this.write(id, stock), this.writing);
+  }
+
+  view(id: number): Promise<ProductView> {
+    return this.locks.withLock(catalogueKey(id), () => this.read(id), this.reading);
+  }
+
+  private async write(id: number, stock: number): Promise<ProductView> {
     const keys = productKeys(id);
     await this.redis
       .multi()
@@ -25,7 +54,7 @@ export class ProductsService {
     return { id, stock, sold: 0, orders: 0 };
   }
 
-  async view(id: number): Promise<ProductView> {
+  private async read(id: number): Promise<ProductView> {
     const keys = productKeys(id);
     const [stock, initial, orders] = await Promise.all([
       this.redis.get(keys.stock),
@@ -36,4 +65,9 @@ export class ProductsService {
       throw new NotFoundException({ code: 'NOT_FOUND', message: `No product ${id}.` });
     return { id, stock: Number(stock), sold: Number(initial) - Number(stock), orders };
   }
+}
+
+/** The lock of a product's catalogue entry (not of its sales, which `seckill:{id}` guards). */
+function catalogueKey(id: number): string {
+  return `catalogue:${id}`;
 }

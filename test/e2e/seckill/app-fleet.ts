@@ -7,7 +7,7 @@ import { startInstance, type AppInstance } from '../../../sample-app/demo/app-in
  * processes, so they can be paused and killed like a production node.
  */
 export const COMPILED_MAIN = fileURLToPath(
-  new URL('../../../sample-app/dist/src/main.js', import.meta.url),
+  new URL('../../../sample-app/dist/sample-app/src/main.js', import.meta.url),
 );
 
 /**

@@ -27,11 +27,13 @@ end
 
 /**
  * Takes a place in a holder set, or else enters the caller's queue as a listener, and a writer
- * marks itself as waiting, which holds new readers back.
+ * that will wait marks itself as waiting, which holds new readers back. A writer's win clears
+ * the mark, whichever attempt of whichever writer set it: other writers still waiting renew it
+ * on their next attempt.
  * KEYS[1]: the lock key; KEYS[2]: its list of waiters; KEYS[3]: its waiting writer's mark;
  * KEYS[4]: its fence counter.
  * ARGV[1]: the member ('s', 'r' or 'w' .. token); ARGV[2]: ttl in ms; ARGV[3]: the semaphore's
- * limit, or a writer's patience in ms (how long its mark lasts), or ''; ARGV[4]: '1' to fence;
+ * limit, or a writer's patience in ms (how long its mark lasts; '' not to mark), or ''; ARGV[4]: '1' to fence;
  * ARGV[5]: the caller's queue id, or ''.
  * Returns {1} or {1, fence} when taken; {0, pttl}: the wait until a lease in the way ends; or
  * {-1, held_as} when the key is held as another kind or limit: 'MUTEX', 'RW' or 'L' .. limit.
@@ -58,7 +60,9 @@ elseif kind == 's' then
 elseif kind == 'w' then
   if count > 0 then
     busy = redis.call('PTTL', key)
-    redis.call('SET', KEYS[3], ARGV[5] ~= '' and ARGV[5] or member, 'PX', ARGV[3])
+    if ARGV[3] ~= '' then
+      redis.call('SET', KEYS[3], ARGV[5] ~= '' and ARGV[5] or member, 'PX', ARGV[3])
+    end
   end
 else
   local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
@@ -81,9 +85,7 @@ end
 redis.call('ZADD', key, now + ttl, member)
 if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 if ARGV[5] ~= '' then redis.call('LREM', KEYS[2], 0, '*' .. ARGV[5]) end
-if kind == 'w' and redis.call('GET', KEYS[3]) == (ARGV[5] ~= '' and ARGV[5] or member) then
-  redis.call('DEL', KEYS[3])
-end
+if kind == 'w' then redis.call('DEL', KEYS[3]) end
 if ARGV[4] == '1' then
   ${NEXT_FENCE}
   return {1, next_fence(KEYS[4], ttl)}

@@ -1,8 +1,41 @@
+/*
+ * Starting throwaway redis-server processes on loopback: the one launcher the seckill demo, the
+ * bench and the test harness share.
+ */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { freePort } from './free-port.js';
+import { createServer } from 'node:net';
 
-/** A redis-server the demo started, on a free loopback port. */
+/** A free TCP port on loopback, as the OS hands it out. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * Spawns a redis-server on `port` with no persistence, and resolves with it once it accepts
+ * connections; rejects with its output if it exits first.
+ */
+export async function spawnRedisServer(
+  port: number,
+  extraArgs: readonly string[] = [],
+): Promise<ChildProcess> {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  const child = spawn('redis-server', [...args, ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await waitForReady(child, port);
+  return child;
+}
+
+/** A redis-server started on a free loopback port. */
 export interface LaunchedRedis {
   readonly port: number;
   readonly url: string;
@@ -12,19 +45,7 @@ export interface LaunchedRedis {
 /** Starts a throwaway redis-server (no persistence) and resolves once it accepts connections. */
 export async function launchRedis(extraArgs: readonly string[] = []): Promise<LaunchedRedis> {
   const port = await freePort();
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    ...extraArgs,
-  ];
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  await waitForReady(child);
+  const child = await spawnRedisServer(port, extraArgs);
   return { port, url: `redis://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }
 
@@ -60,14 +81,23 @@ function hasRedisServer(): boolean {
   return !probe.error && probe.status === 0;
 }
 
-function waitForReady(child: ChildProcess): Promise<void> {
+function waitForReady(child: ChildProcess, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       output += chunk.toString();
-      if (output.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}:\n${output}`)));
+      if (!output.includes('Ready to accept connections')) return;
+      // Keep draining the pipes: a full pipe would block the server.
+      child.stdout!.off('data', onData);
+      child.stdout!.resume();
+      resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.resume();
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      reject(new Error(`redis-server on port ${port} exited (${code}):\n${output}`)),
+    );
   });
 }
 

@@ -1,0 +1,53 @@
+import type { Cluster } from 'ioredis';
+import type { LockEngine } from '../../lib/core/lock-engine.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
+import { describeLockFamily } from '../harness/lock-family.contract.js';
+import { RedisCluster } from '../harness/redis-cluster.js';
+import { scanKeys } from '../harness/scan-keys.js';
+import { engineOn } from '../harness/test-engine.js';
+import { useRedisServer } from '../harness/use-redis.js';
+
+// The lock family's contract, as on the memory store, on Redis: one server and a Cluster.
+
+describe('the lock family on one Redis server', () => {
+  const redis = useRedisServer();
+  let engine: LockEngine;
+  beforeEach(() => {
+    engine = engineOn(new RedisLockStore(redis.client));
+  });
+  afterEach(async () => {
+    await engine.close();
+    await redis.probe.flushall();
+  });
+  describeLockFamily(() => ({ engine, keys: () => scanKeys(redis.probe, 'lock:*') }));
+});
+
+describe('the lock family on a 3-master Redis Cluster', () => {
+  let cluster: RedisCluster;
+  let probe: Cluster;
+  let engine: LockEngine;
+  beforeAll(async () => {
+    cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
+    probe = cluster.client();
+  }, 30_000);
+  afterAll(async () => {
+    probe?.disconnect();
+    await cluster?.stop();
+  });
+  beforeEach(() => {
+    engine = engineOn(new RedisLockStore(cluster.client(), { ownsClient: true }));
+  });
+  afterEach(async () => {
+    await engine.close();
+    await Promise.all(probe.nodes('master').map((node) => node.flushall()));
+  });
+  // SCAN runs per node: the keys are those of every master.
+  describeLockFamily(() => ({
+    engine,
+    keys: async () => {
+      const masters = probe.nodes('master');
+      const perNode = await Promise.all(masters.map((node) => scanKeys(node, 'lock:*')));
+      return perNode.flat().sort();
+    },
+  }));
+});
