@@ -20,7 +20,10 @@ export interface ProductView {
  */
 @Injectable()
 export class ProductsService {
-  /** Redlock offers the mutex only: there, views of one product take turns. */
+  /**
+   * Redlock offers the mutex only: there, views of one product take turns. No fences: a
+   * restock's MULTI checks none (the stock writes of sales are the fenced ones).
+   */
   private readonly reading: LockOptions;
   private readonly writing: LockOptions;
 
@@ -30,8 +33,8 @@ export class ProductsService {
     @Inject(SECKILL_CONFIG) config: SeckillConfig,
   ) {
     const readWrite = config.backend !== 'redlock';
-    this.reading = readWrite ? { mode: 'read' } : {};
-    this.writing = readWrite ? { mode: 'write' } : {};
+    this.reading = readWrite ? { mode: 'read' } : { fencing: false };
+    this.writing = readWrite ? { mode: 'write', fencing: false } : { fencing: false };
   }
 
   /** Creates or resets a product: sets its stock and forgets its orders. */
