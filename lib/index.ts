@@ -1,26 +1,26 @@
-export { LockModule } from './lock.module.js';
-export { LockService } from './lock.service.js';
-export { DistributedLock } from './decorators/distributed-lock.decorator.js';
+export { LockModule } from './nest/lock.module.js';
+export { LockService } from './nest/lock.service.js';
+export { DistributedLock } from './nest/decorators/distributed-lock.decorator.js';
 export {
   LockExceptionFilter,
   lockErrorBody,
   type LockErrorBody,
-} from './filters/lock-exception.filter.js';
+} from './nest/filters/lock-exception.filter.js';
 export type {
   DistributedLockOptions,
   OnBusy,
   OnLostCall,
-} from './interfaces/distributed-lock-options.interface.js';
-export type { LockKeySource } from './keys/lock-key.resolver.js';
+} from './nest/interfaces/distributed-lock-options.interface.js';
+export type { LockKeySource } from './nest/keys/lock-key.resolver.js';
 export type {
   LockModuleOptions,
   RedisClusterConfig,
-} from './interfaces/lock-module-options.interface.js';
-export type { LockOptions, WithLockOptions } from './interfaces/lock-options.interface.js';
-export type { OnLost } from './core/lock-loss.js';
-export type { Lock } from './core/lock.interface.js';
-export type { LockEvent, LockEventType, StoreEvent } from './core/lock.events.js';
-export { currentLock } from './core/lock-context.js';
+} from './nest/interfaces/lock-module-options.interface.js';
+export type { LockOptions, WithLockOptions } from './engine/request/lock-options.interface.js';
+export type { OnLost } from './engine/hold/lock-loss.js';
+export type { Lock } from './engine/lock.interface.js';
+export type { LockEvent, LockEventType, StoreEvent } from './engine/lock.events.js';
+export { currentLock } from './engine/hold/lock-context.js';
 export { fencedWrite, type FencedWrite, type RedisWrite } from './stores/redis/fenced-write.js';
 export {
   LockError,

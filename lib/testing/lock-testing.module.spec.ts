@@ -1,7 +1,7 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { LockBusyError } from '../errors/lock.errors.js';
-import { LockService } from '../lock.service.js';
+import { LockService } from '../nest/lock.service.js';
 import { MemoryLockStore, LockTestingModule } from './index.js';
 
 @Injectable()

@@ -1,6 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
-import type { LockModuleOptions } from '../interfaces/lock-module-options.interface.js';
-import { LockModule } from '../lock.module.js';
+import type { LockModuleOptions } from '../nest/interfaces/lock-module-options.interface.js';
+import { LockModule } from '../nest/lock.module.js';
 import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 
 /** Options of {@link LockTestingModule.forRoot}: those of `LockModule` without `redis`. */

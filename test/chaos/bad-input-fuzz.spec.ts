@@ -1,7 +1,7 @@
-import type { LockEngine } from '../../lib/core/lock-engine.js';
-import type { Lock } from '../../lib/core/lock.interface.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
 import { LockKeyError, LockOptionsError } from '../../lib/errors/lock.errors.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { CommandMonitor } from '../e2e/seckill/command-monitor.js';
 import { reportFigures } from '../harness/figures.js';

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError, LockStoreError } from '../../lib/errors/lock.errors.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
 import { useRedisServer } from '../harness/use-redis.js';

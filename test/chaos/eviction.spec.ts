@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { reportFigures } from '../harness/figures.js';
 import { later } from '../harness/handled-later.js';
 import { RedisServer } from '../harness/redis-server.js';

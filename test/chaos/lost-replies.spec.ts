@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
-import type { Lock } from '../../lib/core/lock.interface.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
 import { LockBusyError, LockStoreError } from '../../lib/errors/lock.errors.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
 import { useRedisServer } from '../harness/use-redis.js';

@@ -1,4 +1,4 @@
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { reportFigures } from '../harness/figures.js';
 import { later } from '../harness/handled-later.js';
 import { createTestEngine } from '../harness/test-engine.js';

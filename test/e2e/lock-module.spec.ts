@@ -12,14 +12,14 @@ import { NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import type { Redis } from 'ioredis';
 import { filter, firstValueFrom } from 'rxjs';
-import { LockModule } from '../../lib/lock.module.js';
-import { LockService } from '../../lib/lock.service.js';
+import { LockModule } from '../../lib/nest/lock.module.js';
+import { LockService } from '../../lib/nest/lock.service.js';
 import {
   LockOptionsError,
   LockShutdownError,
   LockStoreError,
 } from '../../lib/errors/lock.errors.js';
-import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
+import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
 import type { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { MemoryLockStore } from '../../lib/testing/index.js';
 import { RedisServer } from '../harness/redis-server.js';

@@ -1,6 +1,6 @@
 import { LockBusyError, LockOptionsError } from '../../lib/errors/lock.errors.js';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
-import type { Lock } from '../../lib/core/lock.interface.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
 import { maxConcurrent, writerOverlaps, type Interval } from './intervals.js';
 import { waitUntil } from './wait-until.js';
 

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { LockEngine, type LockEngineConfig } from '../../lib/core/lock-engine.js';
-import { DEFAULT_LOCK_OPTIONS } from '../../lib/core/lock-options.validation.js';
+import { LockEngine, type LockEngineConfig } from '../../lib/engine/lock-engine.js';
+import { DEFAULT_LOCK_OPTIONS } from '../../lib/engine/request/lock-options.validation.js';
 import type { LockStore } from '../../lib/stores/lock-store.interface.js';
-import { DEFAULT_LOCAL_HANDOFFS } from '../../lib/lock.constants.js';
+import { DEFAULT_LOCAL_HANDOFFS } from '../../lib/nest/lock.constants.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory-lock.store.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { LockEngine, LockEngineConfig } from '../../lib/core/lock-engine.js';
-import type { LockEvent } from '../../lib/core/lock.events.js';
+import type { LockEngine, LockEngineConfig } from '../../lib/engine/lock-engine.js';
+import type { LockEvent } from '../../lib/engine/lock.events.js';
 import { ACQUIRE, ACQUIRE_IN_TURN } from '../../lib/stores/redis/scripts/acquire.scripts.js';
 import { LEAVE, RELEASE } from '../../lib/stores/redis/scripts/release.scripts.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { LockEngine, LockEngineConfig } from '../../lib/core/lock-engine.js';
+import type { LockEngine, LockEngineConfig } from '../../lib/engine/lock-engine.js';
 import { RedisServer } from './redis-server.js';
 import { createTestEngine } from './test-engine.js';
 

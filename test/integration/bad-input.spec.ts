@@ -1,6 +1,6 @@
-import type { LockOptions } from '../../lib/interfaces/lock-options.interface.js';
+import type { LockOptions } from '../../lib/engine/request/lock-options.interface.js';
 import { LockKeyError, LockOptionsError } from '../../lib/errors/lock.errors.js';
-import { LockService } from '../../lib/lock.service.js';
+import { LockService } from '../../lib/nest/lock.service.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import { callsBetween, commandCalls, outcome, scanKeys } from './support/probes.js';

@@ -1,7 +1,7 @@
 import type { Cluster } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError, LockStoreError } from '../../lib/errors/lock.errors.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { countOverlaps } from '../harness/intervals.js';
 import { RedisCluster } from '../harness/redis-cluster.js';

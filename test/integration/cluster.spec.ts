@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import type { Cluster } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockKeyError } from '../../lib/errors/lock.errors.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { killLiveWorkers, runWorkers } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';

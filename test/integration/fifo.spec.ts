@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
-import type { Lock } from '../../lib/core/lock.interface.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
 import { reportFigures } from '../harness/figures.js';
 import { ObservedStore } from '../harness/observed-store.js';
 import { createTestEngine } from '../harness/test-engine.js';

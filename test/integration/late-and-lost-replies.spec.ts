@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockStoreError } from '../../lib/errors/lock.errors.js';
 import { fencedWrite } from '../../lib/stores/redis/fenced-write.js';
-import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
 import { useRedisServer } from '../harness/use-redis.js';

@@ -1,6 +1,6 @@
 import { getEventListeners, setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError, LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';

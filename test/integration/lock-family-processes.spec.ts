@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockOptionsError } from '../../lib/errors/lock.errors.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { ChildWorker, killLiveWorkers, runWorkers } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';
 import { fromWire, maxConcurrent, writerOverlaps, type Interval } from '../harness/intervals.js';

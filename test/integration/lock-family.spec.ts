@@ -1,5 +1,5 @@
 import type { Cluster } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { describeLockFamily } from '../harness/lock-family.contract.js';
 import { RedisCluster } from '../harness/redis-cluster.js';

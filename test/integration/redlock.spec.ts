@@ -1,10 +1,10 @@
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError, LockOptionsError, LockStoreError } from '../../lib/errors/lock.errors.js';
-import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
-import { LockModule } from '../../lib/lock.module.js';
+import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
+import { LockModule } from '../../lib/nest/lock.module.js';
 import { RedlockLockStore } from '../../lib/stores/redlock/redlock-lock.store.js';
 import { reportFigures } from '../harness/figures.js';
 import { countOverlaps } from '../harness/intervals.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
 import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
 import { LEAVE } from '../../lib/stores/redis/scripts/release.scripts.js';

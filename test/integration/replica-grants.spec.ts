@@ -1,6 +1,6 @@
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockStoreError } from '../../lib/errors/lock.errors.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import { waitUntil } from '../harness/wait-until.js';

@@ -1,9 +1,9 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError } from '../../lib/errors/lock.errors.js';
-import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
-import { LockModule } from '../../lib/lock.module.js';
-import { LockService } from '../../lib/lock.service.js';
+import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
+import { LockModule } from '../../lib/nest/lock.module.js';
+import { LockService } from '../../lib/nest/lock.service.js';
 import { adminCall } from '../harness/redis-admin.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';

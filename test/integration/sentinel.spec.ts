@@ -1,7 +1,7 @@
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError, LockStoreError } from '../../lib/errors/lock.errors.js';
-import type { LockModuleOptions } from '../../lib/interfaces/lock-module-options.interface.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { adminCall, infoOf } from '../harness/redis-admin.js';
 import { RedisSentinelSet } from '../harness/redis-sentinel.js';

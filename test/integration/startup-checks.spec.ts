@@ -1,7 +1,7 @@
-import type { LockEngine } from '../../lib/core/lock-engine.js';
-import type { LockEvent } from '../../lib/core/lock.events.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
+import type { LockEvent } from '../../lib/engine/lock.events.js';
 import { LockStoreError } from '../../lib/errors/lock.errors.js';
-import { createLockEngine } from '../../lib/lock-engine.factory.js';
+import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { freePort, RedisServer } from '../harness/redis-server.js';
 import { errorOf } from '../harness/wait-until.js';
 import { CapturingLogger } from '../harness/capturing-logger.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError, LockLostError, LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';

@@ -11,16 +11,26 @@ async function restrictedImports(filePath: string, code: string): Promise<string
 
 describe('the layer rule of `npm run lint`', () => {
   it.each([
-    ['the engine importing the Nest face', 'lib/core/x.ts', "import '../lock.service.js';"],
-    ['the engine importing Nest', 'lib/core/x.ts', "import { Logger } from '@nestjs/common';"],
-    ['a store importing the engine', 'lib/stores/redis/x.ts', "import '../../core/held-lock.js';"],
-    ['a store importing a decorator', 'lib/stores/x.ts', "import '../decorators/x.js';"],
+    ['the engine importing the Nest face', 'lib/engine/x.ts', "import '../nest/lock.service.js';"],
+    ['the engine importing Nest', 'lib/engine/x.ts', "import { Logger } from '@nestjs/common';"],
+    [
+      'a store importing the engine',
+      'lib/stores/redis/x.ts',
+      "import '../../engine/hold/held-lock.js';",
+    ],
+    ['a store importing a decorator', 'lib/stores/x.ts', "import '../nest/decorators/x.js';"],
+    ['the wait policy importing the engine', 'lib/policy/x.ts', "import '../engine/x.js';"],
+    ['the bench importing sample-app code', 'bench/x.ts', "import '../sample-app/demo/x.js';"],
     [
       'the errors importing a store',
       'lib/errors/x.ts',
       "import '../stores/lock-store.interface.js';",
     ],
-    ['a test importing built internals', 'test/x.spec.ts', "import '../dist/core/held-lock.js';"],
+    [
+      'a test importing built internals',
+      'test/x.spec.ts',
+      "import '../dist/engine/hold/held-lock.js';",
+    ],
   ])('rejects %s', async (_, filePath, code) => {
     expect(await restrictedImports(filePath, code)).toHaveLength(1);
   });
@@ -28,15 +38,16 @@ describe('the layer rule of `npm run lint`', () => {
   it.each([
     [
       'the Nest face importing the engine',
-      'lib/lock.service.ts',
-      "import './core/lock-engine.js';",
+      'lib/nest/lock.service.ts',
+      "import '../engine/lock-engine.js';",
     ],
     [
       'the engine importing a store',
-      'lib/core/x.ts',
+      'lib/engine/x.ts',
       "import '../stores/lock-store.interface.js';",
     ],
     ['a store importing the errors', 'lib/stores/x.ts', "import '../errors/lock.errors.js';"],
+    ['a store following the wait policy', 'lib/stores/x.ts', "import '../policy/wait-policy.js';"],
     ['the bench importing the built package', 'bench/x.ts', "import '../dist/index.js';"],
   ])('allows %s', async (_, filePath, code) => {
     expect(await restrictedImports(filePath, code)).toEqual([]);

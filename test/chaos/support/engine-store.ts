@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../../lib/core/lock-engine.js';
+import type { LockEngine } from '../../../lib/engine/lock-engine.js';
 import type { LockStore } from '../../../lib/stores/lock-store.interface.js';
 import { scanKeys } from '../../harness/scan-keys.js';
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { Lock } from '../../../lib/core/lock.interface.js';
-import type { LockEvent } from '../../../lib/core/lock.events.js';
+import type { Lock } from '../../../lib/engine/lock.interface.js';
+import type { LockEvent } from '../../../lib/engine/lock.events.js';
 import { LockLostError } from '../../../lib/errors/lock.errors.js';
 
 /**

@@ -1,6 +1,6 @@
 import { filter, firstValueFrom } from 'rxjs';
-import type { LockEngine } from '../../../lib/core/lock-engine.js';
-import type { LockEvent, LockEventType } from '../../../lib/core/lock.events.js';
+import type { LockEngine } from '../../../lib/engine/lock-engine.js';
+import type { LockEvent, LockEventType } from '../../../lib/engine/lock.events.js';
 import { within } from '../../integration/support/probes.js';
 
 /**

@@ -1,8 +1,8 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { runInThisContext } from 'node:vm';
 import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../../lib/core/lock-engine.js';
-import type { LockEvent } from '../../../lib/core/lock.events.js';
+import type { LockEngine } from '../../../lib/engine/lock-engine.js';
+import type { LockEvent } from '../../../lib/engine/lock.events.js';
 
 export { scanKeys } from '../../harness/scan-keys.js';
 

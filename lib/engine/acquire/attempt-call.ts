@@ -1,0 +1,50 @@
+import type { LockError } from '../../errors/lock.errors.js';
+import type { AcquireAttempt } from '../../stores/lock-store.interface.js';
+import type { EngineContext } from '../engine-context.js';
+import type { LockRequest } from '../request/lock-request.js';
+import { StoreCall } from '../store-calls/store-call.js';
+import type { WaitQueue } from '../wait/wait-queue.js';
+
+/** What an acquire attempt reports to the acquirer that sent it. */
+export interface AttemptOwner {
+  /** The answer, in time: returns the call's value. */
+  attemptAnswered(call: AttemptCall, attempt: AcquireAttempt): unknown;
+  attemptFailed(call: AttemptCall): void;
+}
+
+/** One acquire attempt in flight, with what its answer needs to become a lock. */
+export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
+  /** The queue of a first attempt, made outside it (nobody here held, waited or tried). */
+  firstIn?: WaitQueue;
+  /** The id of the keys of a first attempt made without a queue, while it has none. */
+  lone?: string;
+
+  constructor(
+    private readonly owner: AttemptOwner,
+    private readonly context: EngineContext,
+    readonly request: LockRequest,
+    readonly token: string,
+    /** When the attempt was sent (`performance.now()`), or a little before. */
+    readonly startedAt: number,
+  ) {
+    super(context.deadlines, request.label, 'acquire', context.health);
+  }
+
+  protected override map(attempt: AcquireAttempt): unknown {
+    return this.owner.attemptAnswered(this, attempt);
+  }
+
+  /**
+   * A failed or unanswered attempt may still have taken the keys (the reply, not the command,
+   * was lost), so they are given back once the store is done with it: a script's NOSCRIPT
+   * fallback can run it again after a timeout, and the give-back must land after that.
+   */
+  protected override onFailure(error: LockError): void {
+    this.owner.attemptFailed(this);
+    // A store that refused the call before sending it says so (`unsent`).
+    if ((error.cause as { unsent?: boolean } | undefined)?.unsent) return;
+    const { fullKeys, kind } = this.request;
+    const giveBack = (): void => this.context.giveBack(fullKeys, this.token, kind);
+    this.operation!.then(giveBack, giveBack);
+  }
+}

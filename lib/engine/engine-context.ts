@@ -1,0 +1,99 @@
+import type { ResolvedLockOptions } from './request/lock-options.interface.js';
+import type { LockKind, LockStore } from '../stores/lock-store.interface.js';
+import { MUTEX } from './request/lock-kind.js';
+import { LockShutdownError } from '../errors/lock.errors.js';
+import { LockEventBus, type LockEvent } from './lock.events.js';
+import { CallDeadlines } from './store-calls/call-deadlines.js';
+import { callStore, type CallHooks, type StoreOperation } from './store-calls/store-call.js';
+import { StoreHealthMonitor } from './store-calls/store-health.js';
+
+export interface LockEngineConfig {
+  readonly store: LockStore;
+  readonly keyPrefix: string;
+  readonly defaults: ResolvedLockOptions;
+  /** Longest a single store call may take before it fails with `LockStoreError`. */
+  readonly storeTimeout: number;
+  /** Longest sleep of a waiter that gets no release notification. */
+  readonly pollCap: number;
+  /** Most releases in a row handed straight to a waiter in this process (no store call). */
+  readonly localHandoffs: number;
+  /** Status code carried by `LockBusyError`. */
+  readonly busyStatusCode: number;
+  /** Longest `close()` waits for held locks to be released before it leaves them to expire. */
+  readonly shutdownTimeout: number;
+  /** Hears what an operator should: the store going down and coming back, and lost locks. */
+  readonly log?: (event: LockEvent) => void;
+  /** Lets go of the store on `close()`: closes what the module created, leaves the user's open. */
+  readonly closeStore: () => Promise<void>;
+}
+
+/** What the engine's parts share: configuration, the event stream, bounded store calls. */
+export class EngineContext {
+  readonly bus = new LockEventBus();
+  closed = false;
+  /** The deadlines of every store call this engine makes. */
+  readonly deadlines: CallDeadlines;
+  /**
+   * Leases may pass to the next waiter here without the store's `tryAcquire`: by a local
+   * hand-off, or by a release that sets a successor's lease.
+   */
+  readonly localGrants: boolean;
+
+  constructor(readonly config: LockEngineConfig) {
+    this.deadlines = new CallDeadlines(config.storeTimeout);
+    this.localGrants = config.store.grantsOnlyOnAcquire !== true;
+    this.health = new StoreHealthMonitor(
+      { emit: (event) => this.emit(event), log: (event) => config.log?.(event) },
+      config.store.endpoint,
+    );
+  }
+
+  /** Every store call reports to it; it tells of outages once each. */
+  readonly health: StoreHealthMonitor;
+
+  get store(): LockStore {
+    return this.config.store;
+  }
+
+  /**
+   * A store call bounded by `storeTimeout`; failures become `LockStoreError` and an event.
+   * `hooks.map` runs in the step the answer arrives.
+   */
+  storeCall<T, R = T>(
+    operation: Promise<T>,
+    key: string | undefined,
+    what: StoreOperation,
+    hooks?: CallHooks<T, R>,
+  ): Promise<R> {
+    return callStore(operation, key, what, this.deadlines, hooks, this.health);
+  }
+
+  /** Best-effort release of a lease nobody holds any more (a late or unwanted win). */
+  giveBack(keys: readonly string[], token: string, kind: LockKind = MUTEX): void {
+    // A store call like any other, so that shutdown waits for it before closing the store.
+    const options = kind === MUTEX ? undefined : { kind };
+    const release = Promise.resolve().then(() => this.store.release(keys, token, options));
+    callStore(release, undefined, 'release', this.deadlines).catch(() => undefined);
+  }
+
+  drift(ttl: number): number {
+    return this.store.drift?.(ttl) ?? 0;
+  }
+
+  emit(event: LockEvent): void {
+    if (this.bus.listening) this.bus.emit(event);
+  }
+}
+
+/** Why an acquire fails once shutdown has begun. */
+export function shutDown(key: string | undefined): LockShutdownError {
+  return new LockShutdownError(key, 'no new locks are granted.');
+}
+
+/** The reason a held lock's `signal` aborts with at shutdown. */
+export function stopWork(key: string): LockShutdownError {
+  return new LockShutdownError(
+    key,
+    'stop the work this lock protects. The lock is released when it ends, never while it runs.',
+  );
+}

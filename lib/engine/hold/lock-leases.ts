@@ -1,0 +1,215 @@
+import { LockLostError, type LockLossReason } from '../../errors/lock.errors.js';
+import type { ReleaseReport, ReleaseResult } from '../../stores/lock-store.interface.js';
+import { shutDown, stopWork, type EngineContext } from '../engine-context.js';
+import { HeldLock, type LeaseKeeper } from './held-lock.js';
+import { LeaseWatchdog } from './lease-watchdog.js';
+import { ReleaseCall, type ReleaseOwner, type Successor } from './release-call.js';
+import type { LockRequest } from '../request/lock-request.js';
+import { validateLockOptions } from '../request/lock-options.validation.js';
+import type { WaitQueue } from '../wait/wait-queue.js';
+import type { Grant } from '../wait/wait.types.js';
+import { isLate, lateGrantError } from '../acquire/late-grant.js';
+
+const RELEASED = Promise.resolve<ReleaseResult>('released');
+
+/**
+ * The locks this engine holds: granting, renewing, releasing and losing them. The watchdog
+ * watches every held lock, so its list is the list of held locks.
+ */
+export class LockLeases implements LeaseKeeper, ReleaseOwner {
+  private readonly watchdog: LeaseWatchdog<HeldLock>;
+  /** Set while shutdown waits for the last held lock to end. */
+  private emptied?: () => void;
+
+  constructor(
+    private readonly context: EngineContext,
+    /** A lock without a queue (see `HeldLock.queue`) ended. */
+    private readonly loneEnded: (lock: HeldLock) => void,
+  ) {
+    this.watchdog = new LeaseWatchdog<HeldLock>({
+      extend: (leases) => context.storeCall(context.store.extend(leases), undefined, 'extend'),
+      renewed: (lease, ttl) => context.emit({ type: 'renewed', key: (lease as HeldLock).key, ttl }),
+      lost: (lease, reason) => this.lose(lease as HeldLock, reason),
+      failed: () => undefined,
+      drift: (ttl) => context.drift(ttl),
+    });
+  }
+
+  get size(): number {
+    return this.watchdog.size;
+  }
+
+  /** Turns a won attempt into a held lock of `queue` (which already counts it as a holder), if any. */
+  hold(request: LockRequest, queue: WaitQueue | undefined, grant: Grant): HeldLock {
+    const { options } = request;
+    // A grant checked when its answer came may still have aged in the ticks since.
+    if (this.context.closed || isLate(grant)) {
+      if (grant.from) this.watchdog.delete(grant.from);
+      queue?.holderLeft(false);
+      this.context.giveBack(request.fullKeys, grant.token, request.kind);
+      if (this.context.closed) throw shutDown(request.label);
+      throw lateGrantError(request, performance.now() - grant.startedAt);
+    }
+    const lock = new HeldLock(this, queue, request, grant);
+    if (grant.from) this.watchdog.transfer(grant.from, lock);
+    else this.watchdog.add(lock, grant.startedAt);
+    if (this.context.bus.listening) {
+      const waited = performance.now() - request.startedAt;
+      this.context.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });
+    }
+    if (options.signal?.aborted) {
+      void lock.release().catch(() => undefined);
+      throw options.signal.reason;
+    }
+    return lock;
+  }
+
+  /** Not async where it can be: each await between the store's answer and the caller is a tick. */
+  releaseLease(lock: HeldLock): Promise<ReleaseResult> {
+    if (lock.keepUntil > 0 && !lock.ended) {
+      const keep = lock.keepUntil - performance.now();
+      if (keep >= 1) return this.keepForMinHold(lock, keep);
+    }
+    const queue = lock.ended ? undefined : lock.queue;
+    if (this.passOn(lock, queue)) return RELEASED;
+    if (queue?.handingOn && !queue.waiting) return this.releaseAfterATick(lock, queue);
+    return this.releaseInStore(lock, queue);
+  }
+
+  /**
+   * A key hot in this process: the next request for it is often a tick away (the caller that
+   * just handed it on, looping). Give it that tick before giving the key up.
+   */
+  private async releaseAfterATick(lock: HeldLock, queue: WaitQueue): Promise<ReleaseResult> {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.passOn(lock, queue)) return 'released';
+    return this.releaseInStore(lock, queue);
+  }
+
+  /**
+   * A release before `minHold` is over: the key stays for what is left of it (a shorter lease,
+   * by the same compare-and-PEXPIRE as renewal), so the lock stays taken until then.
+   */
+  private async keepForMinHold(lock: HeldLock, keep: number): Promise<ReleaseResult> {
+    const { context } = this;
+    if (lock.markReleased()) this.forget(lock, 'released');
+    const { fullKeys: keys, token, kind } = lock;
+    const lease = { keys, token, kind, ttl: Math.ceil(keep) };
+    const [found] = await context.storeCall(context.store.extend([lease]), lock.key, 'release');
+    const result = found === 'extended' ? 'released' : found;
+    this.emitReleased(lock, result);
+    return result;
+  }
+
+  private releaseInStore(lock: HeldLock, queue: WaitQueue | undefined): Promise<ReleaseResult> {
+    const { context } = this;
+    const call = new ReleaseCall(this, context, lock, queue);
+    call.start(context.store.release(lock.fullKeys, lock.token, call.options), call.sentAt);
+    if (lock.markReleased()) this.forget(lock, 'released');
+    return call.promise;
+  }
+
+  /** @internal A release's answer, in the step it arrives. */
+  releaseAnswered(call: ReleaseCall, report: ReleaseReport): ReleaseResult {
+    const { lock, queue, heir, successor, sentAt } = call;
+    queue?.noteRelease(report.waitersElsewhere, call.requeue !== undefined);
+    this.emitReleased(lock, report.result);
+    if (heir) {
+      let grant = report.succeeded ? this.grantOf(successor!, sentAt!) : undefined;
+      if (grant && isLate(grant)) {
+        // Set too long ago to hold: the heir tries for a lease of its own instead.
+        this.context.giveBack(lock.fullKeys, grant.token);
+        grant = undefined;
+      }
+      queue!.heirAnswered(heir, grant);
+    }
+    return report.result;
+  }
+
+  /** The lease a release set for the next waiter here, dated from when the release was sent. */
+  private grantOf({ token, ttl }: Successor, sentAt: number): Grant {
+    return { token, startedAt: sentAt, expiresAt: sentAt + ttl - this.context.drift(ttl) };
+  }
+
+  /**
+   * Hands the lease straight to the next waiter in this process when it can take it: the key
+   * stays set in the store under the same token, so the hand-off costs no round trip.
+   */
+  private passOn(lock: HeldLock, queue: WaitQueue | undefined): boolean {
+    if (!queue?.waiting || this.context.closed || !lock.isHeld) return false;
+    const now = performance.now();
+    const grant = { token: lock.token, startedAt: now, expiresAt: lock.expiresAt, from: lock };
+    const next = queue.localTaker(grant);
+    if (!next || !lock.markReleased()) return false;
+    // The watchdog entry moves to the new holder in `hold`.
+    this.emitReleased(lock, 'released');
+    queue.passTo(next, grant);
+    return true;
+  }
+
+  private emitReleased(lock: HeldLock, result: ReleaseResult): void {
+    if (!this.context.bus.listening) return;
+    const held = performance.now() - lock.acquiredAt;
+    this.context.emit({ type: 'released', key: lock.key, held, result });
+  }
+
+  async extendLease(lock: HeldLock, ttl: number): Promise<void> {
+    const { context } = this;
+    if (ttl !== lock.ttl) validateLockOptions({ ttl }, `Extending lock "${lock.key}"`);
+    const sentAt = performance.now();
+    const lease = { keys: lock.fullKeys, token: lock.token, kind: lock.kind, ttl };
+    const [result] = await context.storeCall(context.store.extend([lease]), lock.key, 'extend');
+    if (result !== 'extended') {
+      this.lose(lock, result);
+      throw new LockLostError(lock.key, result);
+    }
+    lock.expiresAt = Math.max(lock.expiresAt, sentAt + ttl - context.drift(ttl));
+    this.watchdog.touch(lock);
+    context.emit({ type: 'renewed', key: lock.key, ttl });
+  }
+
+  /** Shutdown begins: every holder is asked to stop, through its lock's `signal`. */
+  abortAll(): void {
+    for (const lock of this.watchdog.leases()) lock.abort(stopWork(lock.key));
+  }
+
+  /**
+   * Shutdown: waits up to `timeout` ms for the holders to release their locks (each release goes
+   * to the store as usual). Renewal then stops: a lock still held keeps its key until the lease
+   * runs out, since deleting it would free the lock under code that still runs.
+   */
+  async drain(timeout: number): Promise<void> {
+    if (this.watchdog.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => (this.emptied = resolve)),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, timeout))),
+      ]);
+      clearTimeout(timer);
+      this.emptied = undefined;
+    }
+    this.watchdog.stop();
+  }
+
+  private lose(lock: HeldLock, reason: LockLossReason): void {
+    if (!lock.markLost(reason)) return;
+    this.forget(lock, 'lost');
+    // Keys of a multi-key lock that are still ours would otherwise live on for a whole lease.
+    if (lock.fullKeys.length > 1) this.context.giveBack(lock.fullKeys, lock.token);
+    const held = performance.now() - lock.acquiredAt;
+    if (!lock.autoRenew && reason === 'expired') {
+      this.context.emit({ type: 'expired', key: lock.key, held });
+    } else {
+      const lost = { type: 'lost', key: lock.key, held, reason } as const;
+      this.context.emit(lost);
+      this.context.config.log?.(lost);
+    }
+  }
+
+  private forget(lock: HeldLock, how: 'released' | 'lost'): void {
+    this.watchdog.delete(lock);
+    if (this.watchdog.size === 0) this.emptied?.();
+    if (lock.queue) lock.queue.holderLeft(how === 'released');
+    else this.loneEnded(lock);
+  }
+}

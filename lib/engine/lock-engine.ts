@@ -1,0 +1,211 @@
+import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
+import type { LockOptions, WithLockOptions } from './request/lock-options.interface.js';
+import { checkOnLost } from './request/lock-options.validation.js';
+import { holdWhile } from './hold/lock-loss.js';
+import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
+import { LockAcquirer } from './acquire/lock-acquirer.js';
+import {
+  countHeldKeys,
+  findHeldLock,
+  insideHeldLock,
+  runHoldingLock,
+} from './hold/lock-context.js';
+import type { LockEvent } from './lock.events.js';
+import type { Lock } from './lock.interface.js';
+import { LockLeases } from './hold/lock-leases.js';
+import { prepareLockRequest, type LockRequest } from './request/lock-request.js';
+import { NestedLock } from './hold/nested-lock.js';
+import { callStore } from './store-calls/store-call.js';
+import type { Observable } from 'rxjs';
+import { describeKind, limitOf } from './request/lock-kind.js';
+
+export type { LockEngineConfig } from './engine-context.js';
+
+/**
+ * The lock engine: acquiring with a local FIFO queue per key, renewal, reentrancy, release and
+ * shutdown, over any `LockStore`. Plain TypeScript; the Nest face wraps it.
+ */
+export class LockEngine {
+  private readonly context: EngineContext;
+  private readonly leases: LockLeases;
+  private readonly acquirer: LockAcquirer;
+  readonly events$: Observable<LockEvent>;
+  private stopped?: Promise<void>;
+  private closing?: Promise<void>;
+
+  constructor(config: LockEngineConfig) {
+    this.context = new EngineContext(config);
+    this.leases = new LockLeases(this.context, (lock) => this.acquirer.loneEnded(lock));
+    this.acquirer = new LockAcquirer(this.context, this.leases);
+    this.events$ = this.context.bus.events$;
+  }
+
+  /** Number of locks held through this engine (nested acquisitions not counted). */
+  get heldCount(): number {
+    return this.leases.size;
+  }
+
+  /** @internal Bookkeeping sizes, for leak checks in tests. */
+  stats(): { queues: number; held: number } {
+    return { queues: this.acquirer.queueCount, held: this.leases.size };
+  }
+
+  // Not async: every await between a release and the next holder's code delays the hand-off.
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    try {
+      return this.acquireRequest(this.prepare(key, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async tryAcquire(
+    key: string | readonly string[],
+    options?: LockOptions,
+  ): Promise<Lock | undefined> {
+    const request = this.prepare(key, options);
+    try {
+      return await this.acquireRequest({ ...request, options: { ...request.options, wait: 0 } });
+    } catch (error) {
+      if (error instanceof LockBusyError) return undefined;
+      throw error;
+    }
+  }
+
+  async withLock<T>(
+    key: string | readonly string[],
+    fn: (lock: Lock) => T | Promise<T>,
+    options?: WithLockOptions<T>,
+  ): Promise<T> {
+    const given = isRecord(options);
+    const { onLost = 'throw', ...lockOptions } = given ? options : {};
+    // Anything but an object is refused by `prepare`, as `acquire` refuses it.
+    const request = this.prepare(key, given ? lockOptions : options);
+    checkOnLost(onLost, request.label);
+    const lock = await this.acquireRequest(request);
+    return holdWhile(
+      lock,
+      () => runHoldingLock(this, lock, request.fullKeys, () => fn(lock)),
+      onLost,
+    );
+  }
+
+  /** Validates a key and options against this engine's prefix and defaults. Throws, never calls the store. */
+  prepare(key: unknown, options?: LockOptions): LockRequest {
+    const { config, store } = this.context;
+    const request = prepareLockRequest(key, options, config.keyPrefix, config.defaults);
+    if (request.options.fencing && store.supportsFencing === false) {
+      throw new LockOptionsError(
+        `Lock "${request.label}": this store cannot issue safe fencing tokens (Redlock has no single ` +
+          'monotonic counter). Use a single Redis (or Sentinel) store for fenced locks.',
+        request.label,
+      );
+    }
+    const { type } = request.kind;
+    if (type !== 'mutex' && !store.kinds?.includes(type)) {
+      throw new LockOptionsError(
+        `Lock "${request.label}": this store cannot lock ${describeKind(request.kind)}` +
+          ' (Redlock offers the mutex only). Use a single Redis, Sentinel or Cluster store.',
+        request.label,
+      );
+    }
+    store.checkKeys?.(request.fullKeys);
+    return request;
+  }
+
+  /** Takes a validated request; returns a nested handle when the call chain holds the keys. */
+  acquireRequest(request: LockRequest): Promise<Lock> {
+    if (!insideHeldLock()) return this.acquirer.take(request);
+    const outer = findHeldLock(this, request.fullKeys);
+    if (outer) return reenter(outer, request);
+    const overlap = countHeldKeys(this, request.fullKeys);
+    // Waiting for the rest while holding part would deadlock on our own keys.
+    if (overlap > 0) return Promise.reject(partialReentry(request, overlap));
+    return this.acquirer.take(request);
+  }
+
+  /** Runs `fn` with `lock` recorded as held by the call chain. */
+  runHolding<T>(lock: Lock, fullKeys: readonly string[], fn: () => T): T {
+    return runHoldingLock(this, lock, fullKeys, fn);
+  }
+
+  /**
+   * Checks the store once, at startup: that it answers (if not, says so: the app still starts),
+   * its own configuration (e.g. WAIT for `replicas`), and an eviction policy that can drop locks.
+   */
+  async init(): Promise<void> {
+    const { store, health, deadlines } = this.context;
+    try {
+      await callStore(Promise.resolve(store.init?.()), undefined, 'ping', deadlines);
+      await callStore(store.ping(), undefined, 'ping', deadlines);
+    } catch (error) {
+      // A setting the store refuses fails bootstrap. An unreachable store does not: calls fail
+      // fast until it answers, and its return is told.
+      if (error instanceof LockOptionsError) throw error;
+      return health.unreachableAtStartup(error as Error);
+    }
+    const policy = await store.evictionPolicy?.().catch(() => undefined);
+    if (policy !== undefined && policy !== 'noeviction') health.unsafeEviction(policy);
+  }
+
+  /**
+   * Starts shutdown: no new locks, pending waits fail and every held lock's `signal` aborts, with
+   * `LockShutdownError`. `close()` does it too; the Nest face calls it first, before the HTTP
+   * server waits for its requests, so that sections hear of the shutdown at once.
+   */
+  beginShutdown(): void {
+    if (this.context.closed) return;
+    this.context.closed = true;
+    // Attempts already sent come back to a closed engine, which gives their wins back.
+    this.stopped = this.acquirer.stop(shutDown(undefined));
+    this.leases.abortAll();
+  }
+
+  /**
+   * Shuts down (see `beginShutdown`), waits up to `shutdownTimeout` for every held lock to be
+   * released, leaves the rest to expire, and lets go of the store.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    this.beginShutdown();
+    await this.stopped;
+    await this.leases.drain(this.context.config.shutdownTimeout);
+    await this.context.deadlines.settled();
+    await this.context.config.closeStore();
+    this.context.bus.complete();
+  }
+}
+
+function isRecord<T extends object>(value: T | undefined): value is T {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A nested handle on a lock the call chain holds, when it grants what is asked: the same kind,
+ * or reading under a writer. Reading→writing would wait for the chain's own read lock.
+ */
+function reenter(outer: Lock, request: LockRequest): Promise<Lock> {
+  const held = outer.kind;
+  const asked = request.kind;
+  const same = held.type === asked.type && limitOf(held) === limitOf(asked);
+  if (same || (held.type === 'write' && asked.type === 'read')) {
+    return Promise.resolve(new NestedLock(outer));
+  }
+  const why =
+    held.type === 'read' && asked.type === 'write'
+      ? "upgrading a read lock to a write lock would wait for this read lock for ever. Take it in mode 'write' from the start, or release the read lock first."
+      : `it is already held here as ${describeKind(held)}, not as ${describeKind(asked)}.`;
+  return Promise.reject(new LockOptionsError(`Lock "${request.label}": ${why}`, request.label));
+}
+
+function partialReentry(request: LockRequest, overlapping: number): LockOptionsError {
+  return new LockOptionsError(
+    `Lock "${request.label}": this call chain already holds ${overlapping} of its ${request.names.length} ` +
+      'keys in another lock. Take all the keys in the outer lock, or release it first.',
+    request.label,
+  );
+}

@@ -1,0 +1,100 @@
+import { LockKeyError } from '../../errors/lock.errors.js';
+import { MAX_KEY_BYTES, validateLockKeys } from './lock-key.validation.js';
+
+function rejection(key: unknown): LockKeyError {
+  try {
+    validateLockKeys(key);
+  } catch (error) {
+    if (error instanceof LockKeyError) return error;
+    throw error;
+  }
+  throw new Error(`expected ${String(key)} to be rejected`);
+}
+
+describe('validateLockKeys', () => {
+  it('returns a single key as a one-element list', () => {
+    expect(validateLockKeys('orders:42')).toEqual(['orders:42']);
+  });
+
+  it('accepts printable Unicode, spaces and Redis hash tags', () => {
+    expect(validateLockKeys('{tenant-1} rapport é ✓')).toEqual(['{tenant-1} rapport é ✓']);
+  });
+
+  it('keeps the order of a multi-key lock (the first key gives `lock.fence`) and drops duplicates', () => {
+    expect(validateLockKeys(['c', 'a', 'b', 'a'])).toEqual(['c', 'a', 'b']);
+  });
+
+  it('rejects an empty key with a 400 error', () => {
+    const error = rejection('');
+
+    expect(error.message).toMatch(/must not be empty/);
+    expect(error.statusCode).toBe(400);
+    expect(error.code).toBe('LOCK_KEY_INVALID');
+  });
+
+  it.each([' ', '   ', '\u00a0', '\u2003 ', '\u3000'])(
+    'rejects a key of white space only (%j), as an empty template value would give',
+    (key) => {
+      expect(rejection(key).message).toMatch(/must not be empty or only white space/);
+    },
+  );
+
+  it('accepts white space around a name', () => {
+    expect(validateLockKeys(' orders 42 ')).toEqual([' orders 42 ']);
+  });
+
+  it.each([undefined, null, 42, true, { id: 1 }, Symbol('k')])(
+    'rejects a non-string key (%p)',
+    (key) => {
+      expect(rejection(key).message).toMatch(/must be a string/);
+    },
+  );
+
+  describe('length, in UTF-8 bytes', () => {
+    it('accepts exactly 1 KiB', () => {
+      expect(() => validateLockKeys('k'.repeat(MAX_KEY_BYTES))).not.toThrow();
+    });
+
+    it('rejects one byte more', () => {
+      expect(rejection('k'.repeat(MAX_KEY_BYTES + 1)).message).toMatch(/longer than 1024 bytes/);
+    });
+
+    it('counts bytes, not characters', () => {
+      // 342 three-byte characters: 1026 bytes in fewer than 1024 characters.
+      const key = '€'.repeat(342);
+      expect(key.length).toBeLessThan(MAX_KEY_BYTES);
+
+      expect(rejection(key).message).toMatch(/longer than 1024 bytes/);
+    });
+
+    it('keeps the error small: its key is cut short', () => {
+      expect(rejection('k'.repeat(5_000)).key).toHaveLength(40);
+    });
+  });
+
+  it.each([
+    ['NUL', 'a\u0000b'],
+    ['newline', 'a\nb'],
+    ['carriage return', 'a\rb'],
+    ['tab', 'a\tb'],
+    ['escape', '\u001b[31mred'],
+    ['DEL', 'a\u007f'],
+  ])('rejects a key with a control character (%s)', (_name, key) => {
+    expect(rejection(key).message).toMatch(/control character/);
+  });
+
+  describe('multi-key locks', () => {
+    it('rejects an empty list', () => {
+      expect(rejection([]).message).toMatch(/at least one key/);
+    });
+
+    it.each([
+      ['an empty key', ['a', '']],
+      ['a non-string key', ['a', 7]],
+      ['a control character', ['a', 'b\n']],
+      ['an over-long key', ['a', 'k'.repeat(MAX_KEY_BYTES + 1)]],
+    ])('rejects the whole list for %s', (_name, keys) => {
+      expect(() => validateLockKeys(keys)).toThrow(LockKeyError);
+    });
+  });
+});

@@ -1,0 +1,51 @@
+import type { ReleaseListener } from '../../stores/lock-store.interface.js';
+import type { EngineContext } from '../engine-context.js';
+import type { WaitQueue } from './wait-queue.js';
+import type { QueueDriver } from './wait.types.js';
+
+/**
+ * What every queue of an engine asks of the store, made once and shared by them all, so that
+ * a queue makes no closures of its own. `idle` hears of a queue that has nothing left to do.
+ */
+export function createQueueDriver(
+  context: EngineContext,
+  idle: (queue: WaitQueue) => void,
+): QueueDriver {
+  return {
+    subscribe: (queue, onRelease) => subscribeToReleases(context, queue, onRelease),
+    leaveTurns: (queue) => {
+      for (const key of queue.keys) context.store.waiters?.leave(key, queue.id);
+    },
+    discard: (queue, grant) => context.giveBack(queue.keys, grant.token, queue.kind),
+    idle,
+    pollCap: context.config.pollCap,
+    localHandoffs: context.localGrants ? context.config.localHandoffs : 0,
+    turnGrace: context.store.waiters?.turnGrace,
+  };
+}
+
+/** Subscribes to every key of the queue, or to none: a partial subscription is undone. */
+async function subscribeToReleases(
+  context: EngineContext,
+  queue: WaitQueue,
+  onRelease: ReleaseListener,
+): Promise<() => void> {
+  const results = await Promise.allSettled(
+    queue.keys.map((key) =>
+      // A subscription confirmed after the timeout must still be undone, or it leaks.
+      context.storeCall(context.store.subscribe(key, onRelease), queue.label, 'subscribe', {
+        late: (late) => late(),
+      }),
+    ),
+  );
+  const unsubscribes = results.flatMap((result) =>
+    result.status === 'fulfilled' ? [result.value] : [],
+  );
+  const unsubscribeAll = (): void => unsubscribes.forEach((unsubscribe) => unsubscribe());
+  const failure = results.find((result) => result.status === 'rejected');
+  if (failure) {
+    unsubscribeAll();
+    throw failure.reason;
+  }
+  return unsubscribeAll;
+}

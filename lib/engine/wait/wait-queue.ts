@@ -1,0 +1,308 @@
+import { newLockToken } from '../request/lock-token.js';
+import type { AttemptOutcome, Grant, QueueDriver, Waiter } from './wait.types.js';
+import { WakeLatch } from './wake-latch.js';
+import { fallbackDelay } from '../../policy/wait-policy.js';
+import { holdersPerProcess } from '../request/lock-kind.js';
+import type { LockRequest } from '../request/lock-request.js';
+import type { LockKind } from '../../stores/lock-store.interface.js';
+
+/**
+ * The waiters of one process for one lock, first in, first out. Only the head talks to the
+ * store; the others wait their turn in memory, so a hot key costs the store one attempt per
+ * process and not one per request.
+ */
+export class WaitQueue {
+  private readonly waiters: Waiter[] = [];
+  private readonly latch = new WakeLatch();
+  private queueId?: string;
+  /** Locks on this queue's keys held by this process. */
+  private holders = 0;
+  /** Attempts made outside the queue (the uncontended fast path) still in flight. */
+  private outside = 0;
+  private running = false;
+  private unsubscribe?: () => void;
+  /** Other processes were waiting at the last release here. */
+  private contested = false;
+  /** When the store call now in flight for the head was sent. */
+  private headCallSince?: number;
+  /** When the oldest attempt in flight outside the queue was sent. */
+  private outsideSince?: number;
+  /** Hand-offs inside this process since the lock last came from the store. */
+  private passes = 0;
+  /** The lock held here was set for its holder by a release here (see `heir`). */
+  private inherited = false;
+  /** The head's last attempt failed, so the store may have this queue in its turn list. */
+  private inLine = false;
+
+  /** The store's keys this queue waits for (prefix applied). */
+  readonly keys: readonly string[];
+  readonly fullKeys: readonly string[];
+  /** The keys as the caller named them, for messages. */
+  readonly label: string;
+  readonly kind: LockKind;
+  /** How many locks of the queue this process may hold at once (see `holdersPerProcess`). */
+  private readonly capacity: number;
+
+  constructor(
+    private readonly driver: QueueDriver,
+    { fullKeys, label, kind }: LockRequest,
+  ) {
+    this.keys = this.fullKeys = fullKeys;
+    this.label = label;
+    this.kind = kind;
+    this.capacity = holdersPerProcess(kind);
+  }
+
+  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
+  get id(): string {
+    // Made on first use: most queues live for one uncontended lock and never need it.
+    return (this.queueId ??= newLockToken());
+  }
+
+  /** True when an attempt may skip the queue: nobody here holds, waits or tries. */
+  get free(): boolean {
+    return this.holders === 0 && this.outside === 0 && this.waiters.length === 0;
+  }
+
+  /** True when this process holds as many locks of the queue as it may. */
+  get full(): boolean {
+    return this.holders >= this.capacity;
+  }
+
+  /**
+   * The lock held here came from another holder here, by a local hand-off or by a release that
+   * set it for its holder: the key is hot in this process.
+   */
+  get handingOn(): boolean {
+    return this.passes > 0 || this.inherited;
+  }
+
+  /** True while some waiter here still wants the lock. */
+  get waiting(): boolean {
+    return this.waiters.length > 0;
+  }
+
+  /** An attempt sent at `sentAt` outside the queue. */
+  beginOutsideAttempt(sentAt = performance.now()): void {
+    if (this.outside++ === 0) this.outsideSince = sentAt;
+  }
+
+  /** `wake`: let the head try now (not when the key just went to another process's turn). */
+  endOutsideAttempt(acquired: boolean, wake = true): void {
+    if (--this.outside === 0) this.outsideSince = undefined;
+    if (acquired) this.won();
+    if (wake) this.latch.notify();
+    this.settleIfIdle();
+  }
+
+  /** A lock taken before this queue existed now counts as held here (see `LockAcquirer`). */
+  holderJoined(): void {
+    this.won();
+  }
+
+  /** Queues a waiter; `first` puts it ahead of those that arrived while it was trying. */
+  enqueue(waiter: Waiter, first = false): void {
+    if (first) this.waiters.unshift(waiter);
+    else this.waiters.push(waiter);
+    if (!this.running) void this.run();
+  }
+
+  /** Takes out a waiter that gave up (deadline or abort). */
+  withdraw(waiter: Waiter): void {
+    const index = this.waiters.indexOf(waiter);
+    if (index >= 0) this.waiters.splice(index, 1);
+    this.latch.notify();
+  }
+
+  /**
+   * A lock of this queue held here was released or lost. After a release, the next waiter here
+   * normally tries at once (its attempt rides right behind the release). When other processes
+   * were waiting last time, it waits for the release notification like they do instead, so the
+   * lock does not stay inside this process for as long as it has waiters.
+   */
+  holderLeft(released: boolean): void {
+    this.holders--;
+    if (!(released && this.contested && this.unsubscribe)) this.latch.notify();
+    this.settleIfIdle();
+  }
+
+  /**
+   * The waiter that may take a lock released here without a store round trip: the head, if it
+   * can inherit the lease, while the lock has not stayed here for `localHandoffs` hand-offs in
+   * a row. The cap makes every few releases go through the store, where other processes wait.
+   */
+  localTaker(grant: Grant): Waiter | undefined {
+    const head = this.waiters[0];
+    // A reader waits only for a writer, which must not find the key passed among readers here.
+    if (!head || this.kind.type === 'read') return;
+    if (this.passes >= this.handoffCap() || !head.canInherit(grant)) return;
+    return head;
+  }
+
+  /** `localHandoffs` per lock held here: each of a semaphore's holders hands on as a mutex does. */
+  private handoffCap(): number {
+    return this.driver.localHandoffs * Math.max(1, Math.min(this.holders, this.capacity));
+  }
+
+  /** Gives a released holder's lease to `waiter` (from `localTaker`); the holder count stays. */
+  passTo(waiter: Waiter, grant: Grant): void {
+    this.waiters.shift();
+    this.passes++;
+    // The run loop sleeps while the lock is held here; let it notice an empty queue and end.
+    if (this.waiters.length === 0) this.latch.notify();
+    waiter.deliver(grant);
+  }
+
+  /**
+   * The head, if a release about to be sent may hand it the key in the same call (see
+   * `ReleaseOptions.successor`). Until `heirAnswered`, it counts as an attempt in flight, so
+   * the head does not also try on its own.
+   */
+  heir(): Waiter | undefined {
+    const head = this.waiters[0];
+    if (head?.successorTtl === undefined) return undefined;
+    this.beginOutsideAttempt();
+    return head;
+  }
+
+  /**
+   * The release answered: `grant` when the heir now holds the key. After a release that gave
+   * the key to another process's turn (see `noteRelease`), the head waits to be called.
+   */
+  heirAnswered(heir: Waiter, grant: Grant | undefined): void {
+    if (grant) this.hand(heir, grant, true);
+    this.endOutsideAttempt(false, !this.contested);
+  }
+
+  /**
+   * What the store said about waiters elsewhere when a lock of this queue was released. When
+   * nobody else waited after all, the next waiter here tries now instead of waiting for a wake-up.
+   */
+  noteRelease(waitersElsewhere: boolean, requeued: boolean): void {
+    this.contested = waitersElsewhere;
+    if (!waitersElsewhere) this.latch.notify();
+    else if (requeued) this.backInLine();
+  }
+
+  /**
+   * A release put this queue back in the store's line (see `ReleaseOptions.requeue`). If its
+   * waiters gave up meanwhile, it leaves the line at once rather than be called for nothing.
+   */
+  private backInLine(): void {
+    if (!this.running) return this.driver.leaveTurns(this);
+    this.inLine = true;
+    // Heads that only ever got the key from a release never subscribed: the call to its turn
+    // would go unheard. Its attempt subscribes first (and, the key being reserved, just fails).
+    if (!this.unsubscribe) this.latch.notify();
+  }
+
+  /** Fails every waiter (shutdown). */
+  failAll(error: unknown): void {
+    for (const waiter of this.waiters.splice(0)) waiter.fail(error);
+    this.latch.notify();
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.waiters.length > 0) {
+        if (this.full || this.outside > 0) {
+          // Listen already: a release here may hand this queue's turn to another process, and
+          // the call back to this queue must not go unheard.
+          if (!this.unsubscribe && !(await this.listen())) continue;
+          await this.latch.wait(this.driver.pollCap);
+          continue;
+        }
+        this.latch.clear();
+        const head = this.waiters[0];
+        const outcome = await this.attempt(head);
+        if (!outcome) continue;
+        if ('grant' in outcome) this.hand(head, outcome.grant);
+        else await this.latch.wait(fallbackDelay(outcome.pttl, this.driver.pollCap));
+      }
+    } finally {
+      this.running = false;
+      if (this.inLine) this.driver.leaveTurns(this);
+      this.inLine = false;
+      this.settleIfIdle();
+    }
+  }
+
+  /**
+   * When the store call this queue is blocked on was sent, if one is in flight. A waiter whose
+   * wait runs out while the store has not answered for that long was kept waiting by the store,
+   * not by a holder.
+   */
+  silentSince(): number | undefined {
+    const calls = [this.headCallSince, this.outsideSince].filter((at) => at !== undefined);
+    return calls.length > 0 ? Math.min(...calls) : undefined;
+  }
+
+  /** Subscribes first (so no release between attempt and sleep is missed), then tries. */
+  private async attempt(head: Waiter): Promise<AttemptOutcome | undefined> {
+    if (!(await this.listen())) return undefined;
+    const outcome = await this.storeStep(() => head.attempt(this.id));
+    if (outcome) this.inLine = 'pttl' in outcome;
+    return outcome;
+  }
+
+  /** Subscribes to release notifications once per busy spell; false (all failed) on error. */
+  private async listen(): Promise<boolean> {
+    this.unsubscribe ??= await this.storeStep(() =>
+      this.driver.subscribe(this, (turn) => this.heard(turn)),
+    );
+    return this.unsubscribe !== undefined;
+  }
+
+  /**
+   * One store call the whole queue waits on, timed for `silentSince`. A failure fails every
+   * waiter here at once (the store is failing for all of them, not just the head) rather than
+   * making each wait for its own timeout in turn; it then resolves `undefined`.
+   */
+  private async storeStep<T>(call: () => Promise<T>): Promise<T | undefined> {
+    this.headCallSince = performance.now();
+    try {
+      return await call();
+    } catch (error) {
+      this.failAll(error);
+      return undefined;
+    } finally {
+      this.headCallSince = undefined;
+    }
+  }
+
+  private heard(turn: string | undefined): void {
+    if (turn === undefined || turn === this.id) return this.latch.notify();
+    // Another process's turn: keep the place in line, but look again when its reservation
+    // would lapse, in case that process is gone.
+    if (this.driver.turnGrace !== undefined) this.latch.wakeWithin(this.driver.turnGrace);
+  }
+
+  /** The grant was won with the head's options (ttl, fencing), so only the head may take it. */
+  private hand(head: Waiter, grant: Grant, inherited = false): void {
+    if (this.waiters[0] !== head) return this.driver.discard(this, grant);
+    this.waiters.shift();
+    this.won();
+    this.inherited = inherited;
+    head.deliver(grant);
+  }
+
+  /** A lock came from the store. */
+  private won(): void {
+    this.holders++;
+    this.passes = 0;
+    this.inherited = false;
+  }
+
+  /**
+   * Once nobody here holds, waits or tries, the queue is done. The subscription lives until
+   * then, not just while someone waits: on a hot key the queue empties and fills between
+   * hand-offs, and subscribing each time would cost two commands per lock.
+   */
+  private settleIfIdle(): void {
+    if (this.running || !this.free) return;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.driver.idle(this);
+  }
+}

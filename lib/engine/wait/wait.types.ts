@@ -1,0 +1,52 @@
+import type { ReleaseListener } from '../../stores/lock-store.interface.js';
+import type { WatchedLease } from '../hold/lease-watchdog.js';
+import type { WaitQueue } from './wait-queue.js';
+
+/** A won acquire attempt, waiting to be turned into a lock. */
+export interface Grant {
+  readonly token: string;
+  readonly fences?: readonly number[];
+  /** When the winning attempt was sent (`performance.now()`). */
+  readonly startedAt: number;
+  /** Local deadline of the lease: surely over in the store by then. */
+  readonly expiresAt: number;
+  /** The held lease this grant takes over, when handed on inside this process. */
+  readonly from?: WatchedLease;
+}
+
+/**
+ * A won attempt's grant, or the busy holder's remaining lease. `late`: the attempt won, but its
+ * answer came after the lease had ended, so the keys were given back; try again at once.
+ */
+export type AttemptOutcome =
+  { readonly grant: Grant } | { readonly pttl: number; readonly late?: boolean };
+
+export interface Waiter {
+  readonly settled: boolean;
+  /** True if this waiter may take over a lease won by another holder here (see `passTo`). */
+  canInherit(grant: Grant): boolean;
+  /** The lease in ms a release may set for this waiter directly; none for a fenced lock. */
+  readonly successorTtl?: number;
+  /** One attempt with this waiter's own options, for queue `queueId`; made only while it is the head. */
+  attempt(queueId: string): Promise<AttemptOutcome>;
+  deliver(grant: Grant): void;
+  fail(error: unknown): void;
+}
+
+/** What a queue needs from the engine; one driver serves every queue. */
+export interface QueueDriver {
+  /** Subscribes to release notifications for every key of the queue. */
+  subscribe(queue: WaitQueue, onRelease: ReleaseListener): Promise<() => void>;
+  /** The queue stopped waiting: take it out of the store's turn list. */
+  leaveTurns(queue: WaitQueue): void;
+  /** Gives back a grant no waiter wants any more. */
+  discard(queue: WaitQueue, grant: Grant): void;
+  /** The queue has no waiter, no holder and nothing in flight. */
+  idle(queue: WaitQueue): void;
+  /** Longest sleep between attempts when no notification comes. */
+  readonly pollCap: number;
+  /** Most hand-offs in a row that keep a lock inside this process (see `localTaker`). */
+  readonly localHandoffs: number;
+  /** How long the store keeps a key for a process whose turn it is, if it keeps turns. */
+  readonly turnGrace?: number;
+}

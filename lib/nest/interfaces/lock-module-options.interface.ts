@@ -1,0 +1,102 @@
+import type { LoggerService } from '@nestjs/common';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type { LockStore } from '../../stores/lock-store.interface.js';
+import type { ReplicaAcknowledgement } from '../../stores/redis/redis-lock-store-options.interface.js';
+import type { RedlockOptions } from '../../stores/redlock/redlock-options.js';
+import type { LockOptions } from '../../engine/request/lock-options.interface.js';
+
+/** A Redis Cluster for the module to connect to. */
+export interface RedisClusterConfig {
+  /** Some of the cluster's nodes; the rest are discovered. */
+  cluster: readonly ClusterNode[];
+  /** ioredis cluster options. */
+  clusterOptions?: ClusterOptions;
+}
+
+/** Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis`, `redlock` or `store`. */
+export interface LockModuleOptions {
+  /**
+   * The Redis to lock on: an ioredis `Redis` or `Cluster` client (left open at shutdown, since
+   * it is yours); ioredis options (with `sentinels` and `name` for Sentinel); a `redis://` URL;
+   * or `{ cluster: nodes, clusterOptions }`. Clients the module creates are closed at shutdown.
+   * @default undefined
+   */
+  redis?: Redis | Cluster | RedisOptions | RedisClusterConfig | string;
+  /**
+   * Independent Redis masters (clients, options or URLs) for the Redlock quorum algorithm. Use
+   * an odd number, 3 or 5. Redlock cannot issue fencing tokens.
+   * @default undefined
+   */
+  redlock?: readonly (Redis | RedisOptions | string)[];
+  /**
+   * Redlock's quorum, clock-drift factor and per-node timeout.
+   * @default { quorum: majority, driftFactor: 0.01, nodeTimeout: 100 }
+   */
+  redlockOptions?: RedlockOptions;
+  /**
+   * With `redis` (single master or Sentinel): require `count` replicas to acknowledge each
+   * acquire within `timeout` ms (Redis `WAIT`), or roll it back with `LockStoreError`. Narrows
+   * the window in which a failover loses a lock; it is not consensus.
+   * @default undefined
+   */
+  replicas?: ReplicaAcknowledgement;
+  /**
+   * Any `LockStore` instead, e.g. `MemoryLockStore` from `nestjs-distributed-lock/testing` in
+   * unit tests. Left open at shutdown.
+   * @default undefined
+   */
+  store?: LockStore;
+  /**
+   * Prepended to every key name in the store, so lock keys are easy to find and cannot clash
+   * with application data.
+   * @default 'lock:'
+   */
+  keyPrefix?: string;
+  /**
+   * Defaults for every acquisition; per-call options override them.
+   * @default { ttl: 30000, wait: 10000, autoRenew: true, fencing: false }
+   */
+  defaults?: Omit<LockOptions, 'signal' | 'limit' | 'mode'>;
+  /**
+   * Longest one store call may take, in ms, before it fails with `LockStoreError`. Keeps an
+   * unreachable Redis from stalling requests for ioredis' whole reconnect budget.
+   * @default 5000
+   */
+  storeTimeout?: number;
+  /**
+   * HTTP status carried by `LockBusyError`, which Nest answers with when a lock is busy
+   * (e.g. 423 Locked or 429 Too Many Requests).
+   * @default 409
+   */
+  busyStatusCode?: number;
+  /**
+   * Longest a waiter sleeps between attempts when no release notification arrives (a lost
+   * message, or a holder that let its lease run out). Waiters are normally woken at once.
+   * @default 1000
+   */
+  pollCap?: number;
+  /**
+   * How many releases in a row may hand a lock straight to the next waiter in this process,
+   * without a round trip: the key stays set in Redis under the same token, and the watchdog
+   * renews it for the new holder. Then one release goes through Redis, so waiters in other
+   * processes get their turn. Only waiters without `fencing` and with `autoRenew` inherit a
+   * lease this way. `0` sends every release through Redis.
+   * @default 16
+   */
+  localHandoffs?: number;
+  /**
+   * At shutdown (`app.close()`, or a signal with `app.enableShutdownHooks()`), every held lock's
+   * `signal` aborts with `LockShutdownError`, and the module waits up to this many ms for the
+   * code holding them to finish and release them. A lock still held then is not deleted (that
+   * would free it under running code): renewal stops and its key expires with its lease.
+   * @default 10000
+   */
+  shutdownTimeout?: number;
+  /**
+   * Where the module logs what an operator should hear: the store going down and coming back
+   * (once each, not per request), an eviction policy that can drop locks (at startup), and each
+   * lost lock (WARN). `false` silences it. Busy and bad-key answers are never logged.
+   * @default new Logger('LockModule')
+   */
+  logger?: LoggerService | false;
+}

@@ -1,0 +1,149 @@
+import { LockEngine } from '../engine/lock-engine.js';
+import { hasControlCharacter } from '../engine/request/lock-key.validation.js';
+import {
+  DEFAULT_LOCK_OPTIONS,
+  describe,
+  resolveLockOptions,
+  validateLockOptions,
+} from '../engine/request/lock-options.validation.js';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
+import {
+  DEFAULT_BUSY_STATUS_CODE,
+  DEFAULT_KEY_PREFIX,
+  DEFAULT_LOCAL_HANDOFFS,
+  DEFAULT_POLL_CAP,
+  DEFAULT_SHUTDOWN_TIMEOUT,
+  DEFAULT_STORE_TIMEOUT,
+} from './lock.constants.js';
+import { checkConnectionTarget, provideStore } from './lock-store.factory.js';
+import { lockLog } from './lock.logger.js';
+
+const knownModuleOptions = new Set([
+  'redis',
+  'redlock',
+  'redlockOptions',
+  'replicas',
+  'store',
+  'keyPrefix',
+  'defaults',
+  'storeTimeout',
+  'busyStatusCode',
+  'pollCap',
+  'localHandoffs',
+  'shutdownTimeout',
+  'logger',
+]);
+
+/** Validates module options at bootstrap and builds the engine with its store. */
+export function createLockEngine(options: LockModuleOptions): LockEngine {
+  validateModuleOptions(options);
+  validateLockOptions(options.defaults, 'LockModule "defaults"');
+  const ownOptions = ['signal', 'limit', 'mode'].filter((name) => name in (options.defaults ?? {}));
+  if (ownOptions.length > 0) {
+    throw new LockOptionsError(
+      `LockModule "defaults": "${ownOptions[0]}" belongs to one lock, not to the defaults.`,
+    );
+  }
+  const { store, close } = provideStore(options);
+  return new LockEngine({
+    store,
+    closeStore: close,
+    keyPrefix: options.keyPrefix ?? DEFAULT_KEY_PREFIX,
+    defaults: resolveLockOptions(DEFAULT_LOCK_OPTIONS, options.defaults),
+    storeTimeout: options.storeTimeout ?? DEFAULT_STORE_TIMEOUT,
+    pollCap: options.pollCap ?? DEFAULT_POLL_CAP,
+    localHandoffs: options.localHandoffs ?? DEFAULT_LOCAL_HANDOFFS,
+    busyStatusCode: options.busyStatusCode ?? DEFAULT_BUSY_STATUS_CODE,
+    shutdownTimeout: options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
+    log: lockLog(options.logger),
+  });
+}
+
+function validateModuleOptions(options: LockModuleOptions): void {
+  if (!options || typeof options !== 'object') {
+    throw new LockOptionsError(`LockModule options must be an object, got ${describe(options)}.`);
+  }
+  for (const name of Object.keys(options)) {
+    if (!knownModuleOptions.has(name)) {
+      const known = [...knownModuleOptions].join(', ');
+      throw new LockOptionsError(`LockModule: unknown option "${name}". Known options: ${known}.`);
+    }
+  }
+  const { redis, redlock, store, keyPrefix, storeTimeout, busyStatusCode, pollCap } = options;
+  const { replicas, localHandoffs } = options;
+  if ([redis, redlock, store].filter((target) => target !== undefined).length !== 1) {
+    throw new LockOptionsError(
+      'LockModule: give exactly one of "redis" (a client, options or URL), "redlock" (a list of ' +
+        'independent masters) or "store" (a LockStore).',
+    );
+  }
+  if (redis !== undefined) checkConnectionTarget(redis, 'redis');
+  if (redlock !== undefined) {
+    if (!Array.isArray(redlock))
+      throw new LockOptionsError('LockModule "redlock" must be an array of Redis nodes.');
+    redlock.forEach((node, i) => checkConnectionTarget(node, `redlock[${i}]`));
+  }
+  if (
+    keyPrefix !== undefined &&
+    (typeof keyPrefix !== 'string' || hasControlCharacter(keyPrefix))
+  ) {
+    throw new LockOptionsError(
+      `LockModule "keyPrefix" must be a string without control characters, got ${describe(keyPrefix)}.`,
+    );
+  }
+  if (replicas !== undefined) checkReplicas(replicas);
+  checkPositive(storeTimeout, 'storeTimeout');
+  checkPositive(pollCap, 'pollCap');
+  checkCount(options.shutdownTimeout, 'shutdownTimeout');
+  checkLogger(options.logger);
+  checkCount(localHandoffs, 'localHandoffs');
+  const validStatus =
+    Number.isInteger(busyStatusCode) && busyStatusCode! >= 400 && busyStatusCode! < 600;
+  if (busyStatusCode !== undefined && !validStatus) {
+    throw new LockOptionsError(
+      `LockModule "busyStatusCode" must be an HTTP error status (400–599), got ${describe(busyStatusCode)}.`,
+    );
+  }
+}
+
+function checkReplicas(replicas: LockModuleOptions['replicas']): void {
+  const { count, timeout } = (replicas ?? {}) as { count?: unknown; timeout?: unknown };
+  const wholePositive = (value: unknown): boolean =>
+    Number.isInteger(value) && (value as number) > 0;
+  if (!wholePositive(count) || (timeout !== undefined && !wholePositive(timeout))) {
+    throw new LockOptionsError(
+      'LockModule "replicas" must be { count: N ≥ 1, timeout?: ms ≥ 1 }, e.g. { count: 1, timeout: 100 }.',
+    );
+  }
+}
+
+function checkLogger(logger: unknown): void {
+  if (logger === undefined || logger === false) return;
+  const methods = ['log', 'error', 'warn'] as const;
+  if (
+    typeof logger === 'object' &&
+    logger &&
+    methods.every((m) => typeof (logger as Record<string, unknown>)[m] === 'function')
+  )
+    return;
+  throw new LockOptionsError(
+    `LockModule "logger" must be a Nest LoggerService (log, error, warn) or false, got ${describe(logger)}.`,
+  );
+}
+
+function checkPositive(value: unknown, name: string): void {
+  if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+    throw new LockOptionsError(
+      `LockModule "${name}" must be a positive number of ms, got ${describe(value)}.`,
+    );
+  }
+}
+
+function checkCount(value: unknown, name: string): void {
+  if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0)) {
+    throw new LockOptionsError(
+      `LockModule "${name}" must be a whole number, 0 or more, got ${describe(value)}.`,
+    );
+  }
+}

@@ -1,0 +1,78 @@
+import {
+  Inject,
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import type { LockEngine } from '../engine/lock-engine.js';
+import type { LockEvent } from '../engine/lock.events.js';
+import type { Lock } from '../engine/lock.interface.js';
+import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
+import type { LockOptions, WithLockOptions } from '../engine/request/lock-options.interface.js';
+import { createLockEngine } from './lock-engine.factory.js';
+import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
+
+/** Takes and releases distributed locks. Inject it anywhere `LockModule` is imported. */
+@Injectable()
+export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+  /** @internal */
+  readonly engine: LockEngine;
+
+  constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions) {
+    this.engine = createLockEngine(options);
+  }
+
+  /** Every lock state change: acquired, contended, busy, released, renewed, expired, lost, error. */
+  get events$(): Observable<LockEvent> {
+    return this.engine.events$;
+  }
+
+  /**
+   * Takes the lock, waiting up to `options.wait` ms for it. Throws `LockBusyError` when it stays
+   * busy, `LockStoreError` when Redis fails. Pass several keys to take them all or none.
+   */
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    return this.engine.acquire(key, options);
+  }
+
+  /** Takes the lock if it is free right now; resolves `undefined` if it is busy. Never waits. */
+  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | undefined> {
+    return this.engine.tryAcquire(key, options);
+  }
+
+  /**
+   * Runs `fn` while holding the lock, renewing it as long as `fn` runs, and always releases it.
+   * Inside `fn`, taking the same key again is free (reentrant) and `currentLock()` returns it.
+   * Rejects with `LockLostError` if the lock was lost while `fn` ran (see `onLost`).
+   */
+  withLock<T>(
+    key: string | readonly string[],
+    fn: (lock: Lock) => T | Promise<T>,
+    options?: WithLockOptions<T>,
+  ): Promise<T> {
+    return this.engine.withLock(key, fn, options);
+  }
+
+  /** Lets the store check its configuration (e.g. that WAIT is available for `replicas`). */
+  async onModuleInit(): Promise<void> {
+    await this.engine.init();
+  }
+
+  /**
+   * Shutdown begins (before the HTTP server waits for its requests): no new locks, pending waits
+   * fail, and every held lock's `signal` aborts with `LockShutdownError`.
+   */
+  beforeApplicationShutdown(): void {
+    this.engine.beginShutdown();
+  }
+
+  /**
+   * Waits up to `shutdownTimeout` for held locks to be released as their code ends, leaves the
+   * rest to expire, and closes the connections the module created.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    await this.engine.close();
+  }
+}
