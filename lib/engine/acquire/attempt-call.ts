@@ -1,5 +1,9 @@
 import type { LockError } from '../../errors/lock.errors.js';
-import type { AcquireAttempt } from '../../stores/lock-store.interface.js';
+import type {
+  AcquireAttempt,
+  AcquireRequest,
+  LockStore,
+} from '../../stores/lock-store.interface.js';
 import type { EngineContext } from '../engine-context.js';
 import type { LockRequest } from '../request/lock-request.js';
 import { StoreCall } from '../store-calls/store-call.js';
@@ -46,5 +50,14 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
     const { fullKeys, kind } = this.request;
     const giveBack = (): void => this.context.giveBack(fullKeys, this.token, kind);
     this.operation!.then(giveBack, giveBack);
+  }
+}
+
+/** The store's attempt; a store that throws rather than rejects fails the attempt all the same. */
+export function tryAcquire(store: LockStore, lease: AcquireRequest): Promise<AcquireAttempt> {
+  try {
+    return store.tryAcquire(lease);
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

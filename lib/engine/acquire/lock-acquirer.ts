@@ -1,12 +1,6 @@
-import { LockBusyError, type LockError } from '../../errors/lock.errors.js';
 import { kindConflict } from '../request/lock-kind.js';
 import { writerPatience } from '../../policy/wait-policy.js';
-import type {
-  AcquireAttempt,
-  AcquireRequest,
-  LockStore,
-  NodeOutcome,
-} from '../../stores/lock-store.interface.js';
+import type { AcquireAttempt, AcquireRequest } from '../../stores/lock-store.interface.js';
 import { shutDown, type EngineContext } from '../engine-context.js';
 import type { Lock } from '../lock.interface.js';
 import type { LockLeases } from '../hold/lock-leases.js';
@@ -14,11 +8,12 @@ import { leaseTtlOf, type LockRequest } from '../request/lock-request.js';
 import { newLockToken } from '../request/lock-token.js';
 import { WaitQueue } from '../wait/wait-queue.js';
 import { HeldLock } from '../hold/held-lock.js';
-import { AttemptCall, type AttemptOwner } from './attempt-call.js';
+import { AttemptCall, tryAcquire, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from '../wait/queue-driver.js';
 import { BusyKeys, queueKey } from './busy-keys.js';
 import type { AttemptOutcome, QueueDriver } from '../wait/wait.types.js';
-import { isLate, LateWins } from './late-grant.js';
+import { isLate } from './late-grant.js';
+import { Refusals } from './refusals.js';
 import { waitInQueue, type WaitingRoom } from '../wait/waiter.js';
 
 /** What this process is doing with a set of keys: a queue, or one attempt or lock alone. */
@@ -41,28 +36,27 @@ export class LockAcquirer implements AttemptOwner {
   private attemptSettled(): void {
     if (--this.inFlight === 0) this.drained?.();
   }
-  private readonly lateWins = new LateWins();
-  /** The per-node answers of a request's last failed attempt, for its `LockBusyError`. */
-  private readonly lastNodes = new WeakMap<LockRequest, readonly NodeOutcome[]>();
 
   private readonly driver: QueueDriver;
   private readonly room: WaitingRoom = {
     attempt: (request, queueId) =>
       this.attempt(request, queueId, performance.now()).promise as Promise<AttemptOutcome>,
     hold: (request, queue, grant) => this.leases.hold(request, queue, grant),
-    refusal: (request) => this.refusal(request),
+    refusal: (request) => this.refusals.errorFor(request),
   };
 
   /** How long a waiting writer holds new readers back (see `writerPatience`). */
   private readonly patience: number;
+  private readonly refusals: Refusals;
 
   constructor(
     private readonly context: EngineContext,
     private readonly leases: LockLeases,
   ) {
     this.patience = writerPatience(context.config.pollCap);
+    this.refusals = new Refusals(context);
     this.driver = createQueueDriver(context, (queue) =>
-      this.busyKeys.deleteIf(queueKey(queue), queue),
+      this.busyKeys.deleteIf(queueKey({ fullKeys: queue.keys, kind: queue.kind }), queue),
     );
   }
 
@@ -79,7 +73,7 @@ export class LockAcquirer implements AttemptOwner {
     const entry = this.busyKeys.get(id);
     if (!entry) return this.tryAlone(request, id);
     const queue = entry instanceof WaitQueue ? entry : this.queueBehind(entry, request);
-    if (wait === 0 && queue.full) return Promise.reject(this.refusal(request));
+    if (wait === 0 && queue.full) return Promise.reject(this.refusals.errorFor(request));
     if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
     return this.tryFirst(request, queue);
   }
@@ -158,7 +152,7 @@ export class LockAcquirer implements AttemptOwner {
     }
     if (request.options.wait === 0) {
       queue.endOutsideAttempt(false);
-      throw this.refusal(request);
+      throw this.refusals.errorFor(request);
     }
     const waiting = this.enqueue(request, queue, true);
     queue.endOutsideAttempt(false);
@@ -207,13 +201,13 @@ export class LockAcquirer implements AttemptOwner {
       const { ttl } = request.options;
       const expiresAt = startedAt + ttl - this.context.drift(ttl);
       const grant = { token, fences: attempt.fences, startedAt, expiresAt };
-      outcome = isLate(grant) ? this.lateWins.giveBack(this.context, request, grant) : { grant };
+      outcome = isLate(grant) ? this.refusals.lateWin(request, grant) : { grant };
     } else {
       if (attempt.conflict !== undefined) {
         this.attemptLeft(call);
         throw kindConflict(request.label, request.kind, attempt.conflict);
       }
-      if (attempt.nodes) this.lastNodes.set(request, attempt.nodes);
+      this.refusals.noteNodes(request, attempt.nodes);
       outcome = { pttl: attempt.pttl };
     }
     if (firstIn) return this.afterFirstAttempt(request, firstIn, outcome);
@@ -236,26 +230,5 @@ export class LockAcquirer implements AttemptOwner {
     const queue = new WaitQueue(this.driver, request);
     this.busyKeys.set(queueKey(request), queue);
     return queue;
-  }
-
-  /** Why a request gets no lock: busy, unless its wins came too late to hold. */
-  private refusal(request: LockRequest): LockError {
-    const late = this.lateWins.errorFor(request);
-    if (late) return late;
-    const waited = performance.now() - request.startedAt;
-    this.context.emit({ type: 'busy', key: request.label, waited });
-    const { busyStatusCode } = this.context.config;
-    const { wait } = request.options;
-    const nodes = this.lastNodes.get(request);
-    return new LockBusyError(request.label, { wait, waited, statusCode: busyStatusCode, nodes });
-  }
-}
-
-/** The store's attempt; a store that throws rather than rejects fails the attempt all the same. */
-function tryAcquire(store: LockStore, lease: AcquireRequest): Promise<AcquireAttempt> {
-  try {
-    return store.tryAcquire(lease);
-  } catch (error) {
-    return Promise.reject(error);
   }
 }

@@ -1,95 +1,21 @@
-import { newLockToken } from '../request/lock-token.js';
-import type { AttemptOutcome, Grant, QueueDriver, Waiter } from './wait.types.js';
-import { WakeLatch } from './wake-latch.js';
+import type { AttemptOutcome, Grant, Waiter } from './wait.types.js';
+import { QueueState } from './queue-state.js';
 import { fallbackDelay } from '../../policy/wait-policy.js';
-import { holdersPerProcess } from '../request/lock-kind.js';
-import type { LockRequest } from '../request/lock-request.js';
-import type { LockKind } from '../../stores/lock-store.interface.js';
 
 /**
  * The waiters of one process for one lock, first in, first out. Only the head talks to the
  * store; the others wait their turn in memory, so a hot key costs the store one attempt per
  * process and not one per request.
  */
-export class WaitQueue {
-  private readonly waiters: Waiter[] = [];
-  private readonly latch = new WakeLatch();
-  private queueId?: string;
-  /** Locks on this queue's keys held by this process. */
-  private holders = 0;
-  /** Attempts made outside the queue (the uncontended fast path) still in flight. */
-  private outside = 0;
-  private running = false;
-  private unsubscribe?: () => void;
-  /** Other processes were waiting at the last release here. */
-  private contested = false;
-  /** When the store call now in flight for the head was sent. */
-  private headCallSince?: number;
-  /** When the oldest attempt in flight outside the queue was sent. */
-  private outsideSince?: number;
-  /** Hand-offs inside this process since the lock last came from the store. */
-  private passes = 0;
-  /** The lock held here was set for its holder by a release here (see `heir`). */
-  private inherited = false;
-  /** The head's last attempt failed, so the store may have this queue in its turn list. */
-  private inLine = false;
-
-  /** The store's keys this queue waits for (prefix applied). */
-  readonly keys: readonly string[];
-  readonly fullKeys: readonly string[];
-  /** The keys as the caller named them, for messages. */
-  readonly label: string;
-  readonly kind: LockKind;
-  /** How many locks of the queue this process may hold at once (see `holdersPerProcess`). */
-  private readonly capacity: number;
-
-  constructor(
-    private readonly driver: QueueDriver,
-    { fullKeys, label, kind }: LockRequest,
-  ) {
-    this.keys = this.fullKeys = fullKeys;
-    this.label = label;
-    this.kind = kind;
-    this.capacity = holdersPerProcess(kind);
-  }
-
-  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
-  get id(): string {
-    // Made on first use: most queues live for one uncontended lock and never need it.
-    return (this.queueId ??= newLockToken());
-  }
-
-  /** True when an attempt may skip the queue: nobody here holds, waits or tries. */
-  get free(): boolean {
-    return this.holders === 0 && this.outside === 0 && this.waiters.length === 0;
-  }
-
-  /** True when this process holds as many locks of the queue as it may. */
-  get full(): boolean {
-    return this.holders >= this.capacity;
-  }
-
-  /**
-   * The lock held here came from another holder here, by a local hand-off or by a release that
-   * set it for its holder: the key is hot in this process.
-   */
-  get handingOn(): boolean {
-    return this.passes > 0 || this.inherited;
-  }
-
-  /** True while some waiter here still wants the lock. */
-  get waiting(): boolean {
-    return this.waiters.length > 0;
-  }
-
+export class WaitQueue extends QueueState {
   /** An attempt sent at `sentAt` outside the queue. */
   beginOutsideAttempt(sentAt = performance.now()): void {
-    if (this.outside++ === 0) this.outsideSince = sentAt;
+    this.silence.beginOutside(sentAt);
   }
 
   /** `wake`: let the head try now (not when the key just went to another process's turn). */
   endOutsideAttempt(acquired: boolean, wake = true): void {
-    if (--this.outside === 0) this.outsideSince = undefined;
+    this.silence.endOutside();
     if (acquired) this.won();
     if (wake) this.latch.notify();
     this.settleIfIdle();
@@ -122,32 +48,26 @@ export class WaitQueue {
    */
   holderLeft(released: boolean): void {
     this.holders--;
-    if (!(released && this.contested && this.unsubscribe)) this.latch.notify();
+    if (!(released && this.handOn.contested && this.unsubscribe)) this.latch.notify();
     this.settleIfIdle();
   }
 
   /**
    * The waiter that may take a lock released here without a store round trip: the head, if it
-   * can inherit the lease, while the lock has not stayed here for `localHandoffs` hand-offs in
-   * a row. The cap makes every few releases go through the store, where other processes wait.
+   * can inherit the lease and the lock may pass once more here (`HandOn.mayPass`).
    */
   localTaker(grant: Grant): Waiter | undefined {
     const head = this.waiters[0];
     // A reader waits only for a writer, which must not find the key passed among readers here.
     if (!head || this.kind.type === 'read') return;
-    if (this.passes >= this.handoffCap() || !head.canInherit(grant)) return;
+    if (!this.handOn.mayPass(this.holders) || !head.canInherit(grant)) return;
     return head;
-  }
-
-  /** `localHandoffs` per lock held here: each of a semaphore's holders hands on as a mutex does. */
-  private handoffCap(): number {
-    return this.driver.localHandoffs * Math.max(1, Math.min(this.holders, this.capacity));
   }
 
   /** Gives a released holder's lease to `waiter` (from `localTaker`); the holder count stays. */
   passTo(waiter: Waiter, grant: Grant): void {
     this.waiters.shift();
-    this.passes++;
+    this.handOn.passes++;
     // The run loop sleeps while the lock is held here; let it notice an empty queue and end.
     if (this.waiters.length === 0) this.latch.notify();
     waiter.deliver(grant);
@@ -171,7 +91,7 @@ export class WaitQueue {
    */
   heirAnswered(heir: Waiter, grant: Grant | undefined): void {
     if (grant) this.hand(heir, grant, true);
-    this.endOutsideAttempt(false, !this.contested);
+    this.endOutsideAttempt(false, !this.handOn.contested);
   }
 
   /**
@@ -179,7 +99,7 @@ export class WaitQueue {
    * nobody else waited after all, the next waiter here tries now instead of waiting for a wake-up.
    */
   noteRelease(waitersElsewhere: boolean, requeued: boolean): void {
-    this.contested = waitersElsewhere;
+    this.handOn.contested = waitersElsewhere;
     if (!waitersElsewhere) this.latch.notify();
     else if (requeued) this.backInLine();
   }
@@ -206,7 +126,7 @@ export class WaitQueue {
     this.running = true;
     try {
       while (this.waiters.length > 0) {
-        if (this.full || this.outside > 0) {
+        if (this.full || this.silence.outside > 0) {
           // Listen already: a release here may hand this queue's turn to another process, and
           // the call back to this queue must not go unheard.
           if (!this.unsubscribe && !(await this.listen())) continue;
@@ -234,8 +154,7 @@ export class WaitQueue {
    * not by a holder.
    */
   silentSince(): number | undefined {
-    const calls = [this.headCallSince, this.outsideSince].filter((at) => at !== undefined);
-    return calls.length > 0 ? Math.min(...calls) : undefined;
+    return this.silence.since();
   }
 
   /** Subscribes first (so no release between attempt and sleep is missed), then tries. */
@@ -260,14 +179,11 @@ export class WaitQueue {
    * making each wait for its own timeout in turn; it then resolves `undefined`.
    */
   private async storeStep<T>(call: () => Promise<T>): Promise<T | undefined> {
-    this.headCallSince = performance.now();
     try {
-      return await call();
+      return await this.silence.timing(call);
     } catch (error) {
       this.failAll(error);
       return undefined;
-    } finally {
-      this.headCallSince = undefined;
     }
   }
 
@@ -282,16 +198,14 @@ export class WaitQueue {
   private hand(head: Waiter, grant: Grant, inherited = false): void {
     if (this.waiters[0] !== head) return this.driver.discard(this, grant);
     this.waiters.shift();
-    this.won();
-    this.inherited = inherited;
+    this.won(inherited);
     head.deliver(grant);
   }
 
-  /** A lock came from the store. */
-  private won(): void {
+  /** A lock came from the store, or (`inherited`) from a release here that set it. */
+  private won(inherited = false): void {
     this.holders++;
-    this.passes = 0;
-    this.inherited = false;
+    this.handOn.restart(inherited);
   }
 
   /**

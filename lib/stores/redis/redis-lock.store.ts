@@ -18,22 +18,15 @@ import { ConnectionState } from './connection-state.js';
 import { endpointOf } from './endpoint.js';
 import type { RedisLockStoreOptions } from './redis-lock-store-options.interface.js';
 import { ReplicaWait } from './replica-wait.js';
-import { clusterSlot } from './cluster-slot.js';
+import { extendLeases } from './lease-renewal.js';
 import { channelOf, checkClusterKeys, fenceKeyOf, turnsKeyOf, writerKeyOf } from './key-slots.js';
 import { ACQUIRE, ACQUIRE_IN_TURN, LOOK_AT_HOLDER } from './scripts/acquire.scripts.js';
 import { TURN_GRACE } from '../../policy/wait-policy.js';
 import type { PublishCommand } from './scripts/lua-script.js';
-import { EXTEND, GIVE_BACK, LEAVE, RELEASE } from './scripts/release.scripts.js';
-import { ReleaseNotifier } from './release-notifier.js';
+import { GIVE_BACK, LEAVE, RELEASE } from './scripts/release.scripts.js';
+import { notifierFor, type ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
-import {
-  ACQUIRED,
-  attemptOf,
-  extendOutcome,
-  heldAs,
-  memberLetter,
-  releaseReport,
-} from './script-replies.js';
+import { ACQUIRED, attemptOf, heldAs, memberLetter, releaseReport } from './script-replies.js';
 import { ACQUIRE_HOLDER, RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
 import {
   corkingSender,
@@ -80,25 +73,7 @@ export class RedisLockStore implements LockStore {
     }
     if (options.replicas) this.replicaWait = new ReplicaWait(client as Redis, options.replicas);
     this.grantsOnlyOnAcquire = this.replicaWait !== undefined;
-    this.notifier = this.cluster
-      ? new ReleaseNotifier(
-          // The subscriber queues commands until it is connected, whatever the user's client does.
-          () =>
-            (client as Cluster).duplicate([], {
-              shardedSubscribers: true,
-              enableOfflineQueue: true,
-            }),
-          true,
-        )
-      : new ReleaseNotifier(
-          // SUBSCRIBE is safe to send twice: let a reconnect resend it.
-          () =>
-            (client as Redis).duplicate({
-              enableOfflineQueue: true,
-              autoResendUnfulfilledCommands: true,
-            }),
-          false,
-        );
+    this.notifier = notifierFor(client);
   }
 
   checkKeys(keys: readonly string[]): void {
@@ -232,12 +207,7 @@ export class RedisLockStore implements LockStore {
 
   async extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
     if (this.connection.down) return this.connection.refuse();
-    const perKey = await Promise.all(this.bySlot(leases).map((batch) => this.extendBatch(batch)));
-    const results = new Map(perKey.flat());
-    return leases.map((lease) => {
-      const worst = Math.min(...lease.keys.map((key) => results.get(`${lease.token}\n${key}`)!));
-      return extendOutcome[worst as 1 | 0 | -1];
-    });
+    return extendLeases(this.send, this.cluster, leases);
   }
 
   subscribe(key: string, onRelease: ReleaseListener): Promise<() => void> {
@@ -263,43 +233,4 @@ export class RedisLockStore implements LockStore {
     await this.notifier.close();
     if (this.options.ownsClient) await closeConnection(this.client);
   }
-
-  /** One script call renews many leases; on a cluster, one call per slot. */
-  private async extendBatch(batch: readonly LeaseExtension[]): Promise<[string, number][]> {
-    const keys = batch.flatMap((lease) => lease.keys);
-    const tokens = batch.flatMap((lease) => lease.keys.map(() => lease.token));
-    const members = batch.flatMap((lease) => lease.keys.map(() => memberOf(lease)));
-    const ttls = batch.flatMap((lease) => lease.keys.map(() => lease.ttl));
-    const args: RedisArg[] = [...members, ...ttls];
-    // Holder sets say so; a batch of mutexes only (the common case) leaves that off.
-    if (members.some((member, i) => member !== tokens[i])) {
-      args.push(...batch.flatMap((lease) => lease.keys.map(() => (isMutex(lease) ? '0' : '1'))));
-    }
-    const codes = (await runScript(this.send, EXTEND, keys, args)) as number[];
-    return codes.map((code, i) => [`${tokens[i]}\n${keys[i]}`, code]);
-  }
-
-  private bySlot(leases: readonly LeaseExtension[]): LeaseExtension[][] {
-    if (!this.cluster) return [[...leases]];
-    const groups = new Map<number, LeaseExtension[]>();
-    for (const lease of leases) {
-      const slot = clusterSlot(lease.keys[0]);
-      const group = groups.get(slot);
-      if (group) group.push(lease);
-      else groups.set(slot, [lease]);
-    }
-    return [...groups.values()];
-  }
-}
-
-function isMutex({ kind }: LeaseExtension): boolean {
-  return kind === undefined || kind.type === 'mutex';
-}
-
-/** A lease's entry in its key: the token for a mutex, its member in a holder set otherwise. */
-function memberOf(lease: LeaseExtension): string {
-  const { kind } = lease;
-  return kind === undefined || kind.type === 'mutex'
-    ? lease.token
-    : memberLetter[kind.type] + lease.token;
 }

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { ReleaseListener } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
 
@@ -93,4 +93,18 @@ export class ReleaseNotifier {
     const set = this.listeners.get(channel);
     if (set) for (const listener of [...set]) listener(turn);
   }
+}
+
+/** The notifier for a store on `client`: its own subscriber connection, duplicated from it. */
+export function notifierFor(client: Redis | Cluster): ReleaseNotifier {
+  if (client instanceof Cluster) {
+    // The subscriber queues commands until it is connected, whatever the user's client does.
+    const subscriber = () =>
+      client.duplicate([], { shardedSubscribers: true, enableOfflineQueue: true });
+    return new ReleaseNotifier(subscriber, true);
+  }
+  // SUBSCRIBE is safe to send twice: let a reconnect resend it.
+  const subscriber = () =>
+    client.duplicate({ enableOfflineQueue: true, autoResendUnfulfilledCommands: true });
+  return new ReleaseNotifier(subscriber, false);
 }

@@ -1,0 +1,70 @@
+import { newLockToken } from '../request/lock-token.js';
+import { holdersPerProcess } from '../request/lock-kind.js';
+import type { LockRequest } from '../request/lock-request.js';
+import type { LockKind } from '../../stores/lock-store.interface.js';
+import { HandOn } from './hand-on.js';
+import { StoreSilence } from './store-silence.js';
+import type { QueueDriver, Waiter } from './wait.types.js';
+import { WakeLatch } from './wake-latch.js';
+
+/**
+ * What a `WaitQueue` knows: its keys and kind, its waiters in order, how many locks of it this
+ * process holds, and how the lock moved here lately. `WaitQueue` adds what it does with them.
+ */
+export abstract class QueueState {
+  protected readonly waiters: Waiter[] = [];
+  protected readonly latch = new WakeLatch();
+  private queueId?: string;
+  /** Locks on this queue's keys held by this process. */
+  protected holders = 0;
+  protected running = false;
+  protected unsubscribe?: () => void;
+  protected readonly silence = new StoreSilence();
+  protected readonly handOn: HandOn;
+  /** The head's last attempt failed, so the store may have this queue in its turn list. */
+  protected inLine = false;
+  /** The store's keys this queue waits for (prefix applied). */
+  readonly keys: readonly string[];
+  /** The keys as the caller named them, for messages. */
+  readonly label: string;
+  readonly kind: LockKind;
+  /** How many locks of the queue this process may hold at once (see `holdersPerProcess`). */
+  protected readonly capacity: number;
+
+  constructor(
+    protected readonly driver: QueueDriver,
+    { fullKeys, label, kind }: LockRequest,
+  ) {
+    this.keys = fullKeys;
+    this.label = label;
+    this.kind = kind;
+    this.capacity = holdersPerProcess(kind);
+    this.handOn = new HandOn(driver.localHandoffs, this.capacity);
+  }
+
+  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
+  get id(): string {
+    // Made on first use: most queues live for one uncontended lock and never need it.
+    return (this.queueId ??= newLockToken());
+  }
+
+  /** True when an attempt may skip the queue: nobody here holds, waits or tries. */
+  get free(): boolean {
+    return this.holders === 0 && this.silence.outside === 0 && this.waiters.length === 0;
+  }
+
+  /** True when this process holds as many locks of the queue as it may. */
+  get full(): boolean {
+    return this.holders >= this.capacity;
+  }
+
+  /** The lock held here came from another holder here (see `HandOn`). */
+  get handingOn(): boolean {
+    return this.handOn.handingOn;
+  }
+
+  /** True while some waiter here still wants the lock. */
+  get waiting(): boolean {
+    return this.waiters.length > 0;
+  }
+}
