@@ -2,7 +2,8 @@ import { setMaxListeners } from 'node:events';
 import { maxConcurrent, writerOverlaps } from '../test/harness/intervals.js';
 import { openCommandWindow } from './command-counter.js';
 import { closeAll, type Contender } from './contenders/index.js';
-import { createLibraryKind, createRedisSemaphoreOf } from './contenders/semaphores.js';
+import { createLibrary } from './contenders/library.js';
+import { createRedisSemaphore } from './contenders/redis-semaphore.js';
 import { freshKey, warmUp, type ScenarioContext } from './context.js';
 import { hotKeyFigures } from './hot-key-figures.js';
 import { runHotKeyLoop } from './hot-key-loop.js';
@@ -22,11 +23,11 @@ const WRITE_EVERY = 10;
 export async function runLockFamily(context: ScenarioContext): Promise<ScenarioResult> {
   const { url } = context.target;
   const semaphores = [
-    await createLibraryKind(url, { limit: LIMIT }),
-    await createRedisSemaphoreOf(url, LIMIT),
+    await createLibrary(url, { limit: LIMIT }),
+    await createRedisSemaphore(url, LIMIT),
   ];
-  const readers = await createLibraryKind(url, { mode: 'read' }, 'library');
-  const writers = await createLibraryKind(url, { mode: 'write' }, 'library (writers)');
+  const readers = await createLibrary(url, { mode: 'read' });
+  const writers = await createLibrary(url, { mode: 'write' }, 'library (writers)');
   const cells: CellResult[] = [];
   try {
     for (const contender of semaphores) await warmUp(contender, context.options.durations.warmUpMs);

@@ -1,36 +1,31 @@
-import { LockBusyError, LockService } from '../../dist/index.js';
+import { LockBusyError, LockService, type LockOptions } from '../../dist/index.js';
 import { connect, quit } from './connect.js';
 import type { Contender } from './contender.js';
-
-/** What the contender takes from a build of the library: the repo's `dist`, or a copy of one. */
-export interface LibraryBuild {
-  readonly LockService: typeof LockService;
-  readonly LockBusyError: typeof LockBusyError;
-}
 
 /**
  * This library through its public face, `LockService`, on one ioredis connection (plus the
  * subscriber connection it duplicates for release notifications). Built directly rather than
- * through Nest DI: tsx emits no decorator metadata. Default module options in every cell.
- * `build` lets a probe measure another copy of `dist` (see `probes/builds-apart.ts`).
+ * through Nest DI: tsx emits no decorator metadata. Default module options in every cell;
+ * `kind` (a semaphore's `limit`, or a read-write `mode`) goes with every acquire.
  */
 export async function createLibrary(
   url: string,
-  build: LibraryBuild = { LockService, LockBusyError },
+  kind: Pick<LockOptions, 'limit' | 'mode'> = {},
   name = 'library',
 ): Promise<Contender> {
   const client = await connect(url);
-  const service = new build.LockService({ redis: client });
+  const service = new LockService({ redis: client });
   await service.onModuleInit();
+  const given = Object.keys(kind).length > 0 ? `, ${JSON.stringify(kind)}` : '';
   return {
     name,
-    settings: 'LockService defaults (ttl/wait given per cell; release notifications)',
+    settings: `LockService defaults (ttl/wait given per cell; release notifications)${given}`,
     async acquire(key, { ttl, wait, signal }) {
       try {
-        const lock = await service.acquire(key, { ttl, wait, signal });
+        const lock = await service.acquire(key, { ...kind, ttl, wait, signal });
         return { release: async () => void (await lock.release()) };
       } catch (error) {
-        if (error instanceof build.LockBusyError || signal?.aborted) return undefined;
+        if (error instanceof LockBusyError || signal?.aborted) return undefined;
         throw error;
       }
     },

@@ -3,7 +3,8 @@ import type { LockOptions, WithLockOptions } from './request/lock-options.interf
 import { checkOnLost } from './request/lock-options.validation.js';
 import { holdWhile } from './hold/lock-loss.js';
 import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
-import { LockAcquirer } from './acquire/lock-acquirer.js';
+import { LockAcquirer, type KeyEntry } from './acquire/lock-acquirer.js';
+import { BusyKeys } from './acquire/busy-keys.js';
 import {
   countHeldKeys,
   findHeldLock,
@@ -35,8 +36,10 @@ export class LockEngine {
 
   constructor(config: LockEngineConfig) {
     this.context = new EngineContext(config);
-    this.leases = new LockLeases(this.context, (lock) => this.acquirer.loneEnded(lock));
-    this.acquirer = new LockAcquirer(this.context, this.leases);
+    // The keys this process is busy with: the acquirer fills the table, a lone lock's end clears it.
+    const busyKeys = new BusyKeys<KeyEntry>();
+    this.leases = new LockLeases(this.context, busyKeys);
+    this.acquirer = new LockAcquirer(this.context, this.leases, busyKeys);
     this.events$ = this.context.bus.events$;
   }
 

@@ -10,26 +10,20 @@ import { WaitQueue } from '../wait/wait-queue.js';
 import { HeldLock } from '../hold/held-lock.js';
 import { AttemptCall, tryAcquire, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from '../wait/queue-driver.js';
-import { BusyKeys, queueKey } from './busy-keys.js';
+import { queueKey, type BusyKeys } from './busy-keys.js';
 import type { AttemptOutcome, QueueDriver } from '../wait/wait.types.js';
 import { isLate } from './late-grant.js';
 import { Refusals } from './refusals.js';
 import { waitInQueue, type WaitingRoom } from '../wait/waiter.js';
 
 /** What this process is doing with a set of keys: a queue, or one attempt or lock alone. */
-type KeyEntry = WaitQueue | AttemptCall | HeldLock;
+export type KeyEntry = WaitQueue | AttemptCall | HeldLock;
 
 /**
  * Takes locks: one attempt when nobody here waits, else a place in the key's local FIFO queue,
  * bounded by the request's `wait` and `signal`.
  */
 export class LockAcquirer implements AttemptOwner {
-  /**
-   * The keys this process is busy with, and their queue. Until a second request here wants
-   * them, a first attempt and the lock it wins stand here alone, without a queue: most locks
-   * are uncontended, and a queue made and dropped for each of them does nothing.
-   */
-  private readonly busyKeys = new BusyKeys<KeyEntry>();
   /** Acquire attempts sent and not yet answered; shutdown waits for them. */
   private inFlight = 0;
   private drained?: () => void;
@@ -52,6 +46,12 @@ export class LockAcquirer implements AttemptOwner {
   constructor(
     private readonly context: EngineContext,
     private readonly leases: LockLeases,
+    /**
+     * The keys this process is busy with, and their queue. Until a second request here wants
+     * them, a first attempt and the lock it wins stand here alone, without a queue: most locks
+     * are uncontended, and a queue made and dropped for each of them does nothing.
+     */
+    private readonly busyKeys: BusyKeys<KeyEntry>,
   ) {
     this.patience = writerPatience(context.config.pollCap);
     this.refusals = new Refusals(context);
@@ -131,11 +131,6 @@ export class LockAcquirer implements AttemptOwner {
       this.busyKeys.deleteIf(id, call);
       throw error;
     }
-  }
-
-  /** @internal A lock without a queue ended. */
-  loneEnded(lock: HeldLock): void {
-    this.busyKeys.deleteIf(queueKey(lock), lock);
   }
 
   private afterFirstAttempt(

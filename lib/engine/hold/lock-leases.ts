@@ -9,6 +9,7 @@ import { validateLockOptions } from '../request/lock-options.validation.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
 import type { Grant } from '../wait/wait.types.js';
 import { isLate, lateGrantError } from '../acquire/late-grant.js';
+import { queueKey, type BusyKeys } from '../acquire/busy-keys.js';
 
 const RELEASED = Promise.resolve<ReleaseResult>('released');
 
@@ -23,8 +24,8 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
 
   constructor(
     private readonly context: EngineContext,
-    /** A lock without a queue (see `HeldLock.queue`) ended. */
-    private readonly loneEnded: (lock: HeldLock) => void,
+    /** The acquirer's table, which holds a lock without a queue (see `HeldLock.queue`). */
+    private readonly busyKeys: BusyKeys<object>,
   ) {
     this.watchdog = new LeaseWatchdog<HeldLock>({
       extend: (leases) => context.storeCall(context.store.extend(leases), undefined, 'extend'),
@@ -210,6 +211,6 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     this.watchdog.delete(lock);
     if (this.watchdog.size === 0) this.emptied?.();
     if (lock.queue) lock.queue.holderLeft(how === 'released');
-    else this.loneEnded(lock);
+    else this.busyKeys.deleteIf(queueKey(lock), lock);
   }
 }
