@@ -134,8 +134,8 @@ export interface WaiterLists {
  * The core is six calls, each one round trip: `tryAcquire`, `release`, `extend`, `subscribe`
  * (the release notification waiters wake on), `ping` and `close`. The engine layers waiting,
  * renewal, reentrancy and events on top. Everything else is an optional capability, used when
- * present: `kinds` (semaphores, read-write locks), `waiters` (wake-ups and fair turns across processes),
- * fencing, replica confirmation, key checks and startup checks.
+ * present: `kinds` (semaphores, read-write locks), `waiters` (wake-ups and fair turns across
+ * processes), fencing, replica confirmation, key checks and startup checks.
  */
 export interface LockStore {
   /** The kinds beyond the mutex this store can lock; the engine refuses the others. @default [] */

@@ -79,6 +79,16 @@ export function describeLockFamily(subject: () => FamilySubject): void {
       expect(a.fence! < b.fence! && b.fence! < c.fence!).toBe(true);
     });
 
+    it('keeps a place until minHold is over, as a mutex keeps its key', async () => {
+      const { engine } = memory;
+      const held = await engine.acquire('m', { limit: 1, minHold: 300 });
+      expect(await held.release()).toBe('released');
+      expect(await engine.tryAcquire('m', { limit: 1 })).toBeUndefined();
+      await expect(engine.acquire('m', { limit: 1, wait: 2_000 })).resolves.toMatchObject({
+        isHeld: true,
+      });
+    });
+
     it('is reentrant with the same limit, and refuses another kind of lock on the key', async () => {
       const { engine } = memory;
       await engine.withLock(

@@ -1,5 +1,6 @@
 import type { Cluster } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
+import { LockLostError } from '../../lib/errors/lock.errors.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { describeLockFamily } from '../harness/lock-family.contract.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
@@ -20,6 +21,19 @@ describe('the lock family on one Redis server', () => {
     await redis.probe.flushall();
   });
   describeLockFamily(() => ({ engine, keys: () => scanKeys(redis.probe, 'lock:*') }));
+
+  it.each([[{ limit: 2 }], [{ mode: 'read' as const }], [{ mode: 'write' as const }]])(
+    'tells a holder of %j that its place is gone: its signal aborts with LockLostError',
+    async (kind) => {
+      const lock = await engine.acquire('gone', { ...kind, ttl: 600 });
+      const aborted = new Promise((resolve) =>
+        lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)),
+      );
+      await redis.probe.del('lock:gone');
+      expect(await aborted).toBeInstanceOf(LockLostError);
+      expect(lock.isHeld).toBe(false);
+    },
+  );
 });
 
 describe('the lock family on a 3-master Redis Cluster', () => {
