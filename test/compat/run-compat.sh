@@ -37,7 +37,7 @@ echo "== nest11 compat: install (npm ci, then the tarball)"
 t=$(now)
 # Copied, not symlinked: Node resolves a symlinked file's imports from its real path (the repo).
 mkdir "$work/app"
-cp "$root"/test/compat/nest11/{package.json,package-lock.json,app.mjs} "$work/app/"
+cp "$root"/test/compat/nest11/{package.json,package-lock.json,app.mjs,consumer.cjs} "$work/app/"
 cd "$work/app"
 npm ci --no-audit --no-fund --loglevel=error </dev/null
 # --no-save: the lockfile stays the committed one; the tarball's peers are already satisfied.
@@ -58,5 +58,9 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 grep -q 'Ready to accept connections' "$work/redis.log" || { echo "redis-server did not start" >&2; exit 1; }
+
+echo "== nest11 compat: a CommonJS consumer, without require(esm) and with Node's defaults"
+REDIS_PORT="$port" node --no-experimental-require-module consumer.cjs </dev/null
+REDIS_PORT="$port" node consumer.cjs </dev/null
 
 REDIS_PORT="$port" REDIS_PID="$redis_pid" node app.mjs </dev/null
