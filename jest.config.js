@@ -24,7 +24,8 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.spec.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/chaos/'],
+      // test/compat holds apps with their own test suites, run by test/compat/run-apps.sh.
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/chaos/', '<rootDir>/test/compat/'],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
     },
     {

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs the packed library into apps laid out as `nest new` makes them, and runs each app's
+# own test suites against a real redis-server: nest11-cjs-app (NestJS 11, CommonJS, Jest with
+# ts-jest as generated). The app also builds with tsc and serves a request under
+# `node --no-experimental-require-module`, the behaviour of Node 20 before 20.19.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/nest-apps.XXXXXX")"
+redis_pid=""
+app_pid=""
+
+cleanup() {
+  for pid in "$app_pid" "$redis_pid"; do
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+  node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => {
+    console.log(s.address().port); s.close(); });"
+}
+
+echo "== nest apps: pack"
+cd "$root"
+npm run build --silent
+tgz="$work/$(npm pack --silent --pack-destination "$work" | tail -n 1)"
+
+port="$(free_port)"
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 </dev/null &
+redis_pid=$!
+disown "$redis_pid"
+for _ in $(seq 100); do
+  grep -q 'Ready to accept connections' "$work/redis.log" 2>/dev/null && break
+  sleep 0.05
+done
+export REDIS_URL="redis://127.0.0.1:$port"
+
+app=nest11-cjs-app
+echo "== $app: install (npm ci, then the tarball)"
+cp -r "$root/test/compat/$app" "$work/$app"
+cd "$work/$app"
+npm ci --no-audit --no-fund --loglevel=error </dev/null
+npm install --no-save --no-audit --no-fund --loglevel=error "$tgz" </dev/null
+
+echo "== $app: its unit tests (LockTestingModule) and e2e tests (Redis)"
+npm test --silent </dev/null
+npm run test:e2e --silent </dev/null
+
+echo "== $app: tsc build, served without require(esm)"
+npm run build --silent
+app_port="$(free_port)"
+PORT="$app_port" node --no-experimental-require-module dist/main </dev/null >"$work/app.log" 2>&1 &
+app_pid=$!
+disown "$app_pid"
+for _ in $(seq 100); do
+  answer="$(curl -s "http://127.0.0.1:$app_port/" || true)"
+  [[ "$answer" == "Hello World!" ]] && break
+  kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log" >&2; exit 1; }
+  sleep 0.1
+done
+[[ "$answer" == "Hello World!" ]] || { echo "the app did not answer" >&2; cat "$work/app.log" >&2; exit 1; }
+status="$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$app_port/orders/1")"
+[[ "$status" == "201" ]] || { echo "POST /orders/1 answered $status" >&2; exit 1; }
+echo "  ok   $app serves a locked endpoint under --no-experimental-require-module"
+echo "nest apps: passed"
