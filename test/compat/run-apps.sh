@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the packed library into apps laid out as `nest new` makes them, and runs each app's
-# own test suites against a real redis-server: nest11-cjs-app (NestJS 11, CommonJS, Jest with
-# ts-jest as generated). The app also builds with tsc and serves a request under
-# `node --no-experimental-require-module`, the behaviour of Node 20 before 20.19.
+# own test suites against a real redis-server:
+# - nest11-cjs-app: NestJS 11, CommonJS, Jest with ts-jest as generated; built with tsc and served
+#   under `node --no-experimental-require-module`, the behaviour of Node 20 before 20.19;
+# - nest12-esm-app: NestJS 12, ESM, vitest, from `nest new` of @nestjs/cli 12; built with
+#   `nest build` and served with Node's defaults.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -40,31 +42,39 @@ for _ in $(seq 100); do
 done
 export REDIS_URL="redis://127.0.0.1:$port"
 
-app=nest11-cjs-app
-echo "== $app: install (npm ci, then the tarball)"
-cp -r "$root/test/compat/$app" "$work/$app"
-cd "$work/$app"
-npm ci --no-audit --no-fund --loglevel=error </dev/null
-npm install --no-save --no-audit --no-fund --loglevel=error "$tgz" </dev/null
+run_app() {
+  local app="$1" node_flags="$2"
+  echo "== $app: install (npm ci, then the tarball)"
+  cp -r "$root/test/compat/$app" "$work/$app"
+  cd "$work/$app"
+  npm ci --no-audit --no-fund --loglevel=error </dev/null
+  npm install --no-save --no-audit --no-fund --loglevel=error "$tgz" </dev/null
 
-echo "== $app: its unit tests (LockTestingModule) and e2e tests (Redis)"
-npm test --silent </dev/null
-npm run test:e2e --silent </dev/null
+  echo "== $app: its unit tests (LockTestingModule) and e2e tests (Redis)"
+  npm test --silent </dev/null
+  npm run test:e2e --silent </dev/null
 
-echo "== $app: tsc build, served without require(esm)"
-npm run build --silent
-app_port="$(free_port)"
-PORT="$app_port" node --no-experimental-require-module dist/main </dev/null >"$work/app.log" 2>&1 &
-app_pid=$!
-disown "$app_pid"
-for _ in $(seq 100); do
-  answer="$(curl -s "http://127.0.0.1:$app_port/" || true)"
-  [[ "$answer" == "Hello World!" ]] && break
-  kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log" >&2; exit 1; }
-  sleep 0.1
-done
-[[ "$answer" == "Hello World!" ]] || { echo "the app did not answer" >&2; cat "$work/app.log" >&2; exit 1; }
-status="$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$app_port/orders/1")"
-[[ "$status" == "201" ]] || { echo "POST /orders/1 answered $status" >&2; exit 1; }
-echo "  ok   $app serves a locked endpoint under --no-experimental-require-module"
+  echo "== $app: built, then served (node $node_flags)"
+  npm run build --silent </dev/null
+  local app_port answer status
+  app_port="$(free_port)"
+  # shellcheck disable=SC2086 # the flags are words
+  PORT="$app_port" node $node_flags dist/main </dev/null >"$work/$app.log" 2>&1 &
+  app_pid=$!
+  disown "$app_pid"
+  for _ in $(seq 100); do
+    answer="$(curl -s "http://127.0.0.1:$app_port/" || true)"
+    [[ "$answer" == "Hello World!" ]] && break
+    kill -0 "$app_pid" 2>/dev/null || { cat "$work/$app.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  [[ "$answer" == "Hello World!" ]] || { echo "$app did not answer" >&2; cat "$work/$app.log" >&2; exit 1; }
+  status="$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$app_port/orders/1")"
+  [[ "$status" == "201" ]] || { echo "$app: POST /orders/1 answered $status" >&2; exit 1; }
+  kill -TERM "$app_pid"
+  echo "  ok   $app serves a locked endpoint (node $node_flags)"
+}
+
+run_app nest11-cjs-app --no-experimental-require-module
+run_app nest12-esm-app --enable-source-maps
 echo "nest apps: passed"
