@@ -21,6 +21,15 @@ export type { OnLost } from './engine/hold/lock-loss.js';
 export type { Lock } from './engine/lock.interface.js';
 export type { LockEvent, LockEventType, StoreEvent } from './engine/lock.events.js';
 export { currentLock } from './engine/hold/lock-context.js';
+export {
+  ACQUIRE_CHANNEL,
+  RELEASE_CHANNEL,
+  EXTEND_CHANNEL,
+  type AcquireTrace,
+  type ReleaseTrace,
+  type ExtendTrace,
+  type TraceOutcome,
+} from './engine/lock-tracing.js';
 export { fencedWrite, type FencedWrite, type RedisWrite } from './stores/redis/fenced-write.js';
 export {
   LockError,

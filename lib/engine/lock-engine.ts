@@ -16,6 +16,7 @@ import type { Lock } from './lock.interface.js';
 import { LockLeases } from './hold/lock-leases.js';
 import { prepareLockRequest, type LockRequest } from './request/lock-request.js';
 import { NestedLock } from './hold/nested-lock.js';
+import { traceAcquire, tracing } from './lock-tracing.js';
 import { callStore } from './store-calls/store-call.js';
 import type { Observable } from 'rxjs';
 import { describeKind, limitOf } from './request/lock-kind.js';
@@ -116,8 +117,20 @@ export class LockEngine {
     return request;
   }
 
-  /** Takes a validated request; returns a nested handle when the call chain holds the keys. */
+  /**
+   * Takes a validated request; returns a nested handle when the call chain holds the keys.
+   * Traced on the `nestjs-distributed-lock:acquire` channel (see lock-tracing.ts).
+   */
   acquireRequest(request: LockRequest): Promise<Lock> {
+    if (!tracing.acquires) return this.take(request);
+    return traceAcquire(
+      { key: request.label, kind: request.kind, wait: request.options.wait },
+      () => this.take(request),
+      (lock) => lock instanceof NestedLock,
+    );
+  }
+
+  private take(request: LockRequest): Promise<Lock> {
     if (!insideHeldLock()) return this.acquirer.take(request);
     const outer = findHeldLock(this, request.fullKeys);
     if (outer) return reenter(outer, request);

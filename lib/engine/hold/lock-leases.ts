@@ -9,6 +9,7 @@ import { validateLockOptions } from '../request/lock-options.validation.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
 import type { Grant } from '../wait/wait.types.js';
 import { isLate, lateGrantError } from '../acquire/late-grant.js';
+import { traceExtend, traceRelease, tracing } from '../lock-tracing.js';
 import { queueKey, type BusyKeys } from '../acquire/busy-keys.js';
 
 const RELEASED = Promise.resolve<ReleaseResult>('released');
@@ -28,7 +29,12 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     private readonly busyKeys: BusyKeys<object>,
   ) {
     this.watchdog = new LeaseWatchdog<HeldLock>({
-      extend: (leases) => context.storeCall(context.store.extend(leases), undefined, 'extend'),
+      extend: (leases) => {
+        const renew = () => context.storeCall(context.store.extend(leases), undefined, 'extend');
+        if (!tracing.extends) return renew();
+        const keys = leases.flatMap((lease) => lease.keys);
+        return traceExtend({ keys, ttl: maxTtl(leases) }, renew);
+      },
       renewed: (lease, ttl) => context.emit({ type: 'renewed', key: (lease as HeldLock).key, ttl }),
       lost: (lease, reason) => this.lose(lease as HeldLock, reason),
       failed: () => undefined,
@@ -65,8 +71,16 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     return lock;
   }
 
-  /** Not async where it can be: each await between the store's answer and the caller is a tick. */
+  /** Traced on `nestjs-distributed-lock:release` (see lock-tracing.ts). */
   releaseLease(lock: HeldLock): Promise<ReleaseResult> {
+    if (!tracing.releases) return this.release(lock);
+    const held = performance.now() - lock.acquiredAt;
+    const { key, kind, fence } = lock;
+    return traceRelease({ key, kind, fence, held }, () => this.release(lock));
+  }
+
+  /** Not async where it can be: each await between the store's answer and the caller is a tick. */
+  private release(lock: HeldLock): Promise<ReleaseResult> {
     if (lock.keepUntil > 0 && !lock.ended) {
       const keep = lock.keepUntil - performance.now();
       if (keep >= 1) return this.keepForMinHold(lock, keep);
@@ -154,7 +168,13 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     this.context.emit({ type: 'released', key: lock.key, held, result });
   }
 
-  async extendLease(lock: HeldLock, ttl: number): Promise<void> {
+  /** A manual `extend`, traced on `nestjs-distributed-lock:extend`. */
+  extendLease(lock: HeldLock, ttl: number): Promise<void> {
+    if (!tracing.extends) return this.extend(lock, ttl);
+    return traceExtend({ keys: lock.fullKeys, ttl }, () => this.extend(lock, ttl));
+  }
+
+  private async extend(lock: HeldLock, ttl: number): Promise<void> {
     const { context } = this;
     if (ttl !== lock.ttl) validateLockOptions({ ttl }, `Extending lock "${lock.key}"`);
     const sentAt = performance.now();
@@ -213,4 +233,8 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     if (lock.queue) lock.queue.holderLeft(how === 'released');
     else this.busyKeys.deleteIf(queueKey(lock), lock);
   }
+}
+
+function maxTtl(leases: readonly { readonly ttl: number }[]): number {
+  return Math.max(...leases.map((lease) => lease.ttl));
 }
