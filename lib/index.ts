@@ -1,5 +1,6 @@
 export { LockModule } from './nest/lock.module.js';
 export { LockService } from './nest/lock.service.js';
+export { LOCK_STORE, LOCK_REDIS_CLIENT, type LockRedisClient } from './nest/lock-store.tokens.js';
 export { DistributedLock } from './nest/decorators/distributed-lock.decorator.js';
 export {
   LockExceptionFilter,

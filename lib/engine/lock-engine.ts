@@ -17,6 +17,7 @@ import { LockLeases } from './hold/lock-leases.js';
 import { prepareLockRequest, type LockRequest } from './request/lock-request.js';
 import { NestedLock } from './hold/nested-lock.js';
 import { traceAcquire, tracing } from './lock-tracing.js';
+import type { LockStore } from '../stores/lock-store.interface.js';
 import { callStore } from './store-calls/store-call.js';
 import type { Observable } from 'rxjs';
 import { describeKind, limitOf } from './request/lock-kind.js';
@@ -42,6 +43,11 @@ export class LockEngine {
     this.leases = new LockLeases(this.context, busyKeys);
     this.acquirer = new LockAcquirer(this.context, this.leases, busyKeys);
     this.events$ = this.context.bus.events$;
+  }
+
+  /** The store the locks are taken in. */
+  get store(): LockStore {
+    return this.context.store;
   }
 
   /** Number of locks held through this engine (nested acquisitions not counted). */

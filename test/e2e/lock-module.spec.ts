@@ -20,8 +20,9 @@ import {
   LockStoreError,
 } from '../../lib/errors/lock.errors.js';
 import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
-import type { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
-import { MemoryLockStore } from '../../lib/testing/index.js';
+import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
+import { LOCK_REDIS_CLIENT, LOCK_STORE } from '../../lib/nest/lock-store.tokens.js';
+import { LockTestingModule, MemoryLockStore } from '../../lib/testing/index.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/wait-until.js';
 
@@ -360,5 +361,35 @@ describe('LockModule in a Nest app (real Redis)', () => {
         NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false }),
       ).rejects.toBeInstanceOf(LockOptionsError);
     });
+  });
+});
+
+describe('LockModule injection tokens', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(() => server?.stop());
+
+  it('provides the store and the ioredis client it created, open while the app runs', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [LockModule.forRoot({ redis: server.url })],
+    }).compile();
+    const app = await moduleRef.init();
+    const client = app.get<Redis>(LOCK_REDIS_CLIENT);
+    expect(await client.ping()).toBe('PONG');
+    expect(app.get(LOCK_STORE)).toBeInstanceOf(RedisLockStore);
+    await app.close();
+    await ended(client);
+  });
+
+  it('provides the memory store of LockTestingModule, and no Redis client', async () => {
+    const store = new MemoryLockStore();
+    const moduleRef = await Test.createTestingModule({
+      imports: [LockTestingModule.forRoot({ store })],
+    }).compile();
+    expect(moduleRef.get(LOCK_STORE)).toBe(store);
+    expect(moduleRef.get(LOCK_REDIS_CLIENT)).toBeUndefined();
+    await moduleRef.close();
   });
 });

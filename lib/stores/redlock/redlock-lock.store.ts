@@ -49,6 +49,11 @@ export class RedlockLockStore implements LockStore {
     );
   }
 
+  /** The clients of the nodes, in the order given. */
+  get clients(): Redis[] {
+    return this.nodes.map((node) => node.client as Redis);
+  }
+
   /**
    * Connects to every node before the first lock: a connection opened inside an acquire would
    * spend the per-node timeout on the TCP handshake. Unreachable nodes are not fatal here.
