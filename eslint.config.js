@@ -13,8 +13,8 @@ function layer(files, regex, message, ignores = ['**/*.spec.ts']) {
   };
 }
 
-/** The Nest face: Nest itself, lib/nest/ and the ./testing entry point. */
-const NEST_FACE = '(^@nestjs/)|/nest/|/testing/';
+/** The Nest face: Nest itself, lib/nest/ and the ./testing and ./health entry points. */
+const NEST_FACE = '(^@nestjs/)|/nest/|/testing/|/health/';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', 'coverage/**', 'node_modules/**'] },

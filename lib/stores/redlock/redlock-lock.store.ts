@@ -49,6 +49,11 @@ export class RedlockLockStore implements LockStore {
     );
   }
 
+  /** How many nodes must agree. */
+  get quorum(): number {
+    return this.settings.quorum;
+  }
+
   /** The clients of the nodes, in the order given. */
   get clients(): Redis[] {
     return this.nodes.map((node) => node.client as Redis);

@@ -28,6 +28,12 @@ describe('AppController (e2e)', () => {
     return request(app.getHttpServer()).get('/').expect(200).expect('Hello World!');
   });
 
+  it('/health (GET) reports the lock store up', async () => {
+    const app = await start();
+    const answer = await request(app.getHttpServer()).get('/health').expect(200);
+    expect(answer.body.info.locks).toMatchObject({ status: 'up', evictionPolicy: 'noeviction' });
+  });
+
   it('answers 409 to a second order on a busy id, then takes it again', async () => {
     const server = (await start()).getHttpServer();
     const [first, second] = await Promise.all([
