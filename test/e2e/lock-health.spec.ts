@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import { LockHealthIndicator } from '../../lib/health/index.js';
 import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
 import { LockModule } from '../../lib/nest/lock.module.js';
-import { RedisCluster } from '../harness/redis-cluster.js';
+import { useRedisCluster } from '../harness/redis-cluster.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
 import { RedisServer } from '../harness/redis-server.js';
 
@@ -93,14 +93,10 @@ describe('LockHealthIndicator (terminus)', () => {
   });
 
   describe('on a 3-master Redis Cluster', () => {
-    let cluster: RedisCluster;
-    beforeAll(async () => {
-      cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
-    }, 30_000);
-    afterAll(() => cluster?.stop());
+    const redis = useRedisCluster();
 
     it('is up with the cluster state', async () => {
-      const health = await indicator({ redis: own(cluster.client()) });
+      const health = await indicator({ redis: own(redis.cluster.client()) });
       const result = await health.isHealthy('locks');
       expect(result.locks).toMatchObject({ status: 'up', clusterState: 'ok' });
     });

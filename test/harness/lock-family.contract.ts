@@ -25,15 +25,16 @@ async function section(into: Interval[], ms: number): Promise<void> {
  * engine: `subject` gives a fresh engine for each test.
  */
 export function describeLockFamily(subject: () => FamilySubject): void {
-  describe('semaphore (limit)', () => {
-    const memory = {
-      get engine() {
-        return subject().engine;
-      },
-    };
+  // The current test's engine, read when a test runs.
+  const current = {
+    get engine() {
+      return subject().engine;
+    },
+  };
 
+  describe('semaphore (limit)', () => {
     it('admits up to limit holders, each with its own token, and refuses the next', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const held = await Promise.all([1, 2, 3].map(() => engine.acquire('export', { limit: 3 })));
       expect(new Set(held.map((lock) => lock.token)).size).toBe(3);
       expect(held[0].kind).toEqual({ type: 'semaphore', limit: 3 });
@@ -46,7 +47,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     it('never has more than limit sections at once among many waiting callers', async () => {
       const sections: Interval[] = [];
       const calls = Array.from({ length: 24 }, () =>
-        memory.engine.withLock('export', () => section(sections, 3), { limit: 4 }),
+        current.engine.withLock('export', () => section(sections, 3), { limit: 4 }),
       );
       await Promise.all(calls);
       expect(sections).toHaveLength(24);
@@ -54,7 +55,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('wakes a waiter when a slot frees', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const first = await engine.acquire('s', { limit: 1 });
       const waiting = engine.acquire('s', { limit: 1, wait: 2_000 });
       await tick();
@@ -63,7 +64,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('refuses a caller that disagrees on the limit while the key has holders', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       await engine.acquire('s', { limit: 3 });
       const mismatch = engine.acquire('s', { limit: 4, wait: 0 });
       await expect(mismatch).rejects.toBeInstanceOf(LockOptionsError);
@@ -71,7 +72,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('issues strictly increasing fences to its holders', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const a = await engine.acquire('f', { limit: 2, fencing: true });
       const b = await engine.acquire('f', { limit: 2, fencing: true });
       await a.release();
@@ -80,7 +81,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('keeps a place until minHold is over, as a mutex keeps its key', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const held = await engine.acquire('m', { limit: 1, minHold: 300 });
       expect(await held.release()).toBe('released');
       expect(await engine.tryAcquire('m', { limit: 1 })).toBeUndefined();
@@ -90,7 +91,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('is reentrant with the same limit, and refuses another kind of lock on the key', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       await engine.withLock(
         'r',
         async (outer) => {
@@ -106,14 +107,8 @@ export function describeLockFamily(subject: () => FamilySubject): void {
   });
 
   describe('read-write lock (mode)', () => {
-    const memory = {
-      get engine() {
-        return subject().engine;
-      },
-    };
-
     it('lets readers share and a writer exclude everyone', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const readers = await Promise.all([1, 2].map(() => engine.acquire('cfg', { mode: 'read' })));
       expect(await engine.tryAcquire('cfg', { mode: 'write' })).toBeUndefined();
       await Promise.all(readers.map((reader) => reader.release()));
@@ -128,8 +123,8 @@ export function describeLockFamily(subject: () => FamilySubject): void {
       const writes: Interval[] = [];
       const calls = Array.from({ length: 30 }, (_, i) =>
         i % 5 === 0
-          ? memory.engine.withLock('doc', () => section(writes, 2), { mode: 'write' })
-          : memory.engine.withLock('doc', () => section(reads, 4), { mode: 'read' }),
+          ? current.engine.withLock('doc', () => section(writes, 2), { mode: 'write' })
+          : current.engine.withLock('doc', () => section(reads, 4), { mode: 'read' }),
       );
       await Promise.all(calls);
       expect(writes).toHaveLength(6);
@@ -138,7 +133,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('prefers a waiting writer: new readers queue behind it', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const reader = await engine.acquire('w', { mode: 'read' });
       const writer = engine.acquire('w', { mode: 'write', wait: 2_000 });
       await tick(5);
@@ -152,7 +147,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('lets readers in at once after a writer that had waited got in and left', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const reader = await engine.acquire('h', { mode: 'read' });
       // The reader leaves just after the writer's first attempt failed: its next attempt wins.
       const left = new Promise<unknown>((resolve) => {
@@ -170,7 +165,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('holds readers back only for writers that wait', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const reader = await engine.acquire('p', { mode: 'read' });
       expect(await engine.tryAcquire('p', { mode: 'write' })).toBeUndefined();
       expect(await engine.tryAcquire('p', { mode: 'read' })).toBeDefined();
@@ -183,7 +178,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('refuses upgrading read to write in one call chain, and allows reading under a writer', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       await engine.withLock(
         'u',
         async () => {
@@ -204,7 +199,7 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     });
 
     it('fences writers, and refuses a fence for readers before any store call', async () => {
-      const { engine } = memory;
+      const { engine } = current;
       const one = await engine.acquire('fw', { mode: 'write', fencing: true });
       await one.release();
       const two = await engine.acquire('fw', { mode: 'write', fencing: true });
@@ -218,24 +213,18 @@ export function describeLockFamily(subject: () => FamilySubject): void {
   });
 
   describe('lock family options', () => {
-    const memory = {
-      get engine() {
-        return subject().engine;
-      },
-    };
-
     it.each([
       [{ limit: 0 }, /"limit" must be an integer/],
       [{ limit: 2.5 }, /"limit" must be an integer/],
       [{ mode: 'shared' }, /"mode" must be 'read' or 'write'/],
       [{ limit: 2, mode: 'read' }, /cannot be combined/],
     ])('refuses %j before any store call', (options, message) => {
-      expect(() => memory.engine.prepare('k', options as never)).toThrow(message);
+      expect(() => current.engine.prepare('k', options as never)).toThrow(message);
     });
 
     it('refuses several keys for a semaphore or a read-write lock', () => {
-      expect(() => memory.engine.prepare(['a', 'b'], { limit: 2 })).toThrow(/takes one key/);
-      expect(() => memory.engine.prepare(['a', 'b'], { mode: 'write' })).toThrow(/takes one key/);
+      expect(() => current.engine.prepare(['a', 'b'], { limit: 2 })).toThrow(/takes one key/);
+      expect(() => current.engine.prepare(['a', 'b'], { mode: 'write' })).toThrow(/takes one key/);
     });
   });
 }

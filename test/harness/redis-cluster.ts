@@ -160,3 +160,24 @@ export class RedisCluster {
     }
   }
 }
+
+/**
+ * A throwaway Redis Cluster for the enclosing `describe`: `beforeAll` starts it (3 masters, no
+ * replicas unless `options` says otherwise), `afterAll` stops it. Read `.cluster` in hooks and
+ * tests.
+ */
+export function useRedisCluster(options: RedisClusterOptions = {}): {
+  readonly cluster: RedisCluster;
+} {
+  let cluster: RedisCluster | undefined;
+  beforeAll(async () => {
+    cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0, ...options });
+  }, 30_000);
+  afterAll(() => cluster?.stop());
+  return {
+    get cluster() {
+      if (!cluster) throw new Error('the cluster is not there: read it in a hook or a test');
+      return cluster;
+    },
+  };
+}

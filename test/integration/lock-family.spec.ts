@@ -3,7 +3,7 @@ import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockLostError } from '../../lib/errors/lock.errors.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { describeLockFamily } from '../harness/lock-family.contract.js';
-import { RedisCluster } from '../harness/redis-cluster.js';
+import { useRedisCluster } from '../harness/redis-cluster.js';
 import { scanKeys } from '../harness/scan-keys.js';
 import { engineOn } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
@@ -37,19 +37,15 @@ describe('the lock family on one Redis server', () => {
 });
 
 describe('the lock family on a 3-master Redis Cluster', () => {
-  let cluster: RedisCluster;
+  const redis = useRedisCluster();
   let probe: Cluster;
   let engine: LockEngine;
-  beforeAll(async () => {
-    cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
-    probe = cluster.client();
-  }, 30_000);
-  afterAll(async () => {
-    probe?.disconnect();
-    await cluster?.stop();
+  beforeAll(() => {
+    probe = redis.cluster.client();
   });
+  afterAll(() => probe?.disconnect());
   beforeEach(() => {
-    engine = engineOn(new RedisLockStore(cluster.client(), { ownsClient: true }));
+    engine = engineOn(new RedisLockStore(redis.cluster.client(), { ownsClient: true }));
   });
   afterEach(async () => {
     await engine.close();

@@ -1,6 +1,6 @@
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { RedlockLockStore } from '../../lib/stores/redlock/redlock-lock.store.js';
-import { RedisCluster } from '../harness/redis-cluster.js';
+import { useRedisCluster } from '../harness/redis-cluster.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { describeStoreContract } from '../harness/store-contract.js';
@@ -20,15 +20,11 @@ describe('on one Redis server', () => {
 });
 
 describe('on a 3-master Redis Cluster', () => {
-  let cluster: RedisCluster;
-  beforeAll(async () => {
-    cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
-  }, 30_000);
-  afterAll(() => cluster?.stop());
+  const redis = useRedisCluster();
   // Every test's keys share one hash tag, as a multi-key lock on a cluster must.
   describeStoreContract(
     'RedisLockStore (Cluster)',
-    () => new RedisLockStore(cluster.client(), { ownsClient: true }),
+    () => new RedisLockStore(redis.cluster.client(), { ownsClient: true }),
     '{contract}',
   );
 });
