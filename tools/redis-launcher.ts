@@ -3,8 +3,10 @@
  * bench and the test harness share.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** A free TCP port on loopback, as the OS hands it out. */
 export function freePort(): Promise<number> {
@@ -21,16 +23,20 @@ export function freePort(): Promise<number> {
 
 /**
  * Spawns a redis-server on `port` with no persistence, and resolves with it once it accepts
- * connections; rejects with its output if it exits first.
+ * connections; rejects with its output if it exits first. Each server works in its own temporary
+ * directory, removed when it exits: a replica's full sync writes an RDB file there, and a server
+ * started in the caller's directory would load any dump.rdb it found.
  */
 export async function spawnRedisServer(
   port: number,
   extraArgs: readonly string[] = [],
 ): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  const child = spawn('redis-server', [...args, ...extraArgs], {
+  const dir = mkdtempSync(join(tmpdir(), `redis-${port}-`));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir];
+  const child = spawn('redis-server', [...args, '--save', '', '--appendonly', 'no', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   await waitForReady(child, port);
   return child;
 }
