@@ -33,7 +33,9 @@ export async function spawnRedisServer(
 ): Promise<ChildProcess> {
   const dir = mkdtempSync(join(tmpdir(), `redis-${port}-`));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir];
-  const child = spawn('redis-server', [...args, '--save', '', '--appendonly', 'no', ...extraArgs], {
+  // No persistence; a replica's full sync starts at once instead of after 5 s.
+  const quick = ['--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0'];
+  const child = spawn('redis-server', [...args, ...quick, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.once('exit', () => rmSync(dir, { recursive: true, force: true }));

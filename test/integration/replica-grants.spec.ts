@@ -27,14 +27,21 @@ async function engine(localHandoffs: number): Promise<LockEngine> {
   return created;
 }
 
-async function replicaLinked(): Promise<boolean> {
+/**
+ * This replica, not one an earlier test stopped that the master has yet to drop, is in sync and
+ * acknowledges writes, as every grant in these tests will need.
+ */
+async function replicaAcknowledges(port: number): Promise<boolean> {
   const info = await master.probe.info('replication');
-  return /connected_slaves:1/.test(info) && /state=online/.test(info);
+  if (!info.includes(`port=${port},state=online`)) return false;
+  await master.probe.set('replica:check', port);
+  return (await master.probe.wait(1, 100)) >= 1;
 }
 
 beforeEach(async () => {
   replica = await RedisServer.start(['--replicaof', '127.0.0.1', String(master.server.port)]);
-  await waitUntil('the replica to link', replicaLinked, 10_000);
+  await waitUntil('the replica to acknowledge', () => replicaAcknowledges(replica!.port), 10_000);
+  await master.probe.del('replica:check');
 });
 
 afterEach(async () => {
