@@ -3,10 +3,13 @@ import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import { LockHealthIndicator } from '../../lib/health/index.js';
 import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
+import type { Redis } from 'ioredis';
+import { LOCK_REDIS_CLIENT } from '../../lib/index.js';
 import { LockModule } from '../../lib/nest/lock.module.js';
 import { useRedisCluster } from '../harness/redis-cluster.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
 import { RedisServer } from '../harness/redis-server.js';
+import { waitUntil } from '../harness/wait-until.js';
 
 describe('LockHealthIndicator (terminus)', () => {
   const apps: INestApplicationContext[] = [];
@@ -17,14 +20,17 @@ describe('LockHealthIndicator (terminus)', () => {
     return client;
   };
 
-  async function indicator(options: LockModuleOptions): Promise<LockHealthIndicator> {
+  async function start(options: LockModuleOptions): Promise<INestApplicationContext> {
     const moduleRef = await Test.createTestingModule({
       imports: [TerminusModule, LockModule.forRoot({ ...options, logger: false })],
       providers: [LockHealthIndicator],
     }).compile();
     apps.push(await moduleRef.init());
-    return moduleRef.get(LockHealthIndicator);
+    return moduleRef;
   }
+
+  const indicator = async (options: LockModuleOptions): Promise<LockHealthIndicator> =>
+    (await start(options)).get(LockHealthIndicator);
 
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
@@ -59,6 +65,21 @@ describe('LockHealthIndicator (terminus)', () => {
       const stopped = await health.isHealthy('locks', { timeout: 300 });
       expect(performance.now() - startedAt).toBeLessThan(800);
       expect(stopped.locks).toMatchObject({ status: 'down', message: expect.any(String) });
+    });
+
+    it('is down at once, without waiting for its timeout, once the client knows Redis is gone', async () => {
+      const moduleRef = await start({ redis: server.url });
+      const health = moduleRef.get(LockHealthIndicator);
+      const client = moduleRef.get<Redis>(LOCK_REDIS_CLIENT);
+      expect((await health.isHealthy('locks')).locks.status).toBe('up');
+      await server.stop();
+      await waitUntil('the client is reconnecting', () => client.status === 'reconnecting');
+
+      const startedAt = performance.now();
+      const result = await health.isHealthy('locks', { timeout: 5_000 });
+
+      expect(performance.now() - startedAt).toBeLessThan(100);
+      expect(result.locks).toEqual({ status: 'down', message: 'not connected (reconnecting)' });
     });
 
     it('reports an eviction policy that can drop lock keys', async () => {

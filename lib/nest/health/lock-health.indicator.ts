@@ -66,7 +66,7 @@ async function probeStore(store: LockStore, timeout: number): Promise<Probe> {
 }
 
 async function probeRedis(client: Redis | Cluster, timeout: number): Promise<Probe> {
-  const answer = await timed(client.ping(), timeout);
+  const answer = await ping(client, timeout);
   if (!answer.ok) return { up: false, details: { message: answer.error } };
   const details: Record<string, unknown> = { rtt: answer.rtt };
   if (client instanceof Cluster) {
@@ -84,10 +84,19 @@ async function probeRedis(client: Redis | Cluster, timeout: number): Promise<Pro
 }
 
 async function probeRedlock(store: RedlockLockStore, timeout: number): Promise<Probe> {
-  const answers = await Promise.all(store.clients.map((client) => timed(client.ping(), timeout)));
+  const answers = await Promise.all(store.clients.map((client) => ping(client, timeout)));
   const nodesUp = answers.filter((answer) => answer.ok).length;
   const details = { nodesUp, nodes: answers.length, quorum: store.quorum };
   return { up: nodesUp >= store.quorum, details };
+}
+
+/** Statuses of a client that has lost its connection: a ping would only wait in its queue. */
+const DISCONNECTED = new Set(['reconnecting', 'close', 'end']);
+
+function ping(client: Redis | Cluster, timeout: number): Promise<Timed<string>> {
+  if (DISCONNECTED.has(client.status))
+    return Promise.resolve({ ok: false, error: `not connected (${client.status})` });
+  return timed(client.ping(), timeout);
 }
 
 type Timed<T> =
