@@ -15,6 +15,7 @@ export type {
 export type { LockKeySource } from './nest/keys/lock-key.resolver.js';
 export type {
   LockModuleOptions,
+  LockOptionsFactory,
   RedisClusterConfig,
 } from './nest/interfaces/lock-module-options.interface.js';
 export type { LockOptions, WithLockOptions } from './engine/request/lock-options.interface.js';

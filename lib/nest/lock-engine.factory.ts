@@ -66,7 +66,8 @@ function validateModuleOptions(options: LockModuleOptions): void {
   }
   for (const name of Object.keys(options)) {
     if (!knownModuleOptions.has(name)) {
-      const known = [...knownModuleOptions].join(', ');
+      // isGlobal never gets here (the module takes it), but it is a LockModule option too.
+      const known = [...knownModuleOptions, 'isGlobal'].join(', ');
       throw new LockOptionsError(`LockModule: unknown option "${name}". Known options: ${known}.`);
     }
   }

@@ -25,7 +25,7 @@ export interface ProvidedStore {
 export function provideStore(options: LockModuleOptions): ProvidedStore {
   if (options.store) return { store: options.store, close: async () => undefined };
   if (options.redlock) return provideRedlock(options);
-  const { client, created } = connect(options.redis!);
+  const { client, created } = connect(options.redis!, 'redis');
   const store = new RedisLockStore(client, { ownsClient: created, replicas: options.replicas });
   return { store, close: () => store.close() };
 }
@@ -33,7 +33,7 @@ export function provideStore(options: LockModuleOptions): ProvidedStore {
 function provideRedlock(options: LockModuleOptions): ProvidedStore {
   if (options.replicas)
     throw new LockOptionsError('"replicas" applies to "redis", not to "redlock".');
-  const connections = options.redlock!.map((node) => connect(node));
+  const connections = options.redlock!.map((node, i) => connect(node, `redlock[${i}]`));
   const store = new RedlockLockStore(
     connections.map(({ client }) => client as Redis),
     options.redlockOptions,
@@ -52,22 +52,34 @@ function provideRedlock(options: LockModuleOptions): ProvidedStore {
   };
 }
 
-function connect(target: LockModuleOptions['redis']): {
-  client: Redis | Cluster;
-  created: boolean;
-} {
+function connect(
+  target: LockModuleOptions['redis'],
+  name: string,
+): { client: Redis | Cluster; created: boolean } {
   if (isClient(target)) return { client: target, created: false };
   // Lazy: a module whose app fails to bootstrap must not leave a connection keeping it alive.
   const client = isClusterConfig(target)
     ? new Cluster([...target.cluster], ownedClusterOptions(target.clusterOptions))
     : typeof target === 'string'
-      ? new Redis(target, OWNED_CLIENT_OPTIONS)
+      ? clientOfUrl(target, name)
       : new Redis({ ...OWNED_CLIENT_OPTIONS, ...(target as RedisOptions) });
   if (client instanceof Redis) failUnansweredOnClose(client);
   // An unreachable Redis must not crash the app with an unhandled 'error' event; failures
   // surface as LockStoreError on the calls that need Redis.
   client.on('error', () => undefined);
   return { client, created: true };
+}
+
+function clientOfUrl(url: string, name: string): Redis {
+  try {
+    return new Redis(url, OWNED_CLIENT_OPTIONS);
+  } catch (error) {
+    // The URL is not quoted back: it may hold a password.
+    throw new LockOptionsError(
+      `LockModule "${name}" is not a Redis URL (${(error as Error).message}). Give ` +
+        '"redis://[user:password@]host:port[/db]", "rediss://…" for TLS, a port or a socket path.',
+    );
+  }
 }
 
 export function checkConnectionTarget(target: unknown, name: string): void {

@@ -1,16 +1,19 @@
 import {
   Inject,
   Injectable,
+  Optional,
   type BeforeApplicationShutdown,
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import type { LockEngine } from '../engine/lock-engine.js';
 import type { LockEvent } from '../engine/lock.events.js';
 import type { Lock } from '../engine/lock.interface.js';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 import type { LockOptions, WithLockOptions } from '../engine/request/lock-options.interface.js';
+import { assertLockedInstancesWired } from './decorators/locked-instances.js';
 import { createLockEngine } from './lock-engine.factory.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 
@@ -20,7 +23,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /** @internal */
   readonly engine: LockEngine;
 
-  constructor(@Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions) {
+  constructor(
+    @Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions,
+    @Optional() private readonly modules?: ModulesContainer,
+  ) {
     this.engine = createLockEngine(options);
   }
 
@@ -55,8 +61,12 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return this.engine.withLock(key, fn, options);
   }
 
-  /** Lets the store check its configuration (e.g. that WAIT is available for `replicas`). */
+  /**
+   * Checks that every decorated method Nest made can reach a `LockService`, then lets the store
+   * check its configuration (e.g. that WAIT is available for `replicas`).
+   */
   async onModuleInit(): Promise<void> {
+    if (this.modules) assertLockedInstancesWired(this.modules);
     await this.engine.init();
   }
 

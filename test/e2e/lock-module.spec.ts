@@ -3,7 +3,6 @@ import {
   Inject,
   Injectable,
   Module,
-  type ConfigurableModuleOptionsFactory,
   type DynamicModule,
   type INestApplicationContext,
 } from '@nestjs/common';
@@ -19,7 +18,10 @@ import {
   LockShutdownError,
   LockStoreError,
 } from '../../lib/errors/lock.errors.js';
-import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
+import type {
+  LockModuleOptions,
+  LockOptionsFactory,
+} from '../../lib/nest/interfaces/lock-module-options.interface.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { LOCK_REDIS_CLIENT, LOCK_STORE } from '../../lib/nest/lock-store.tokens.js';
 import { LockTestingModule, MemoryLockStore } from '../../lib/testing/index.js';
@@ -37,10 +39,7 @@ class ReportModule {}
 
 /** Options from ConfigService, as an app would read them from its environment. */
 @Injectable()
-class LockConfig implements ConfigurableModuleOptionsFactory<
-  LockModuleOptions,
-  'createLockOptions'
-> {
+class LockConfig implements LockOptionsFactory {
   constructor(@Inject(ConfigService) private readonly config: ConfigService) {}
 
   createLockOptions(): LockModuleOptions {
@@ -316,7 +315,11 @@ describe('LockModule in a Nest app (real Redis)', () => {
         /exactly one/,
       ],
       ['neither redis nor store', () => ({}), /exactly one/],
-      ['an unknown option', () => ({ redis: redis(), prefix: 'x:' }), /unknown option "prefix"/],
+      [
+        'an unknown option',
+        () => ({ redis: redis(), prefix: 'x:' }),
+        /unknown option "prefix". Known options: redis, .*isGlobal/,
+      ],
       ['defaults.ttl 0', () => ({ redis: redis(), defaults: { ttl: 0 } }), /"ttl"/],
       ['defaults.wait -1', () => ({ redis: redis(), defaults: { wait: -1 } }), /"wait"/],
       ['an unknown default', () => ({ redis: redis(), defaults: { tll: 5 } }), /"tll"/],
@@ -336,6 +339,12 @@ describe('LockModule in a Nest app (real Redis)', () => {
       ['localHandoffs "8"', () => ({ redis: redis(), localHandoffs: '8' }), /localHandoffs/],
       ['a keyPrefix with a newline', () => ({ redis: redis(), keyPrefix: 'a\n' }), /keyPrefix/],
       ['redis as a number', () => ({ redis: 6379 }), /"redis"/],
+      ['redis as no URL', () => ({ redis: 'not a url' }), /"redis" is not a Redis URL/],
+      [
+        'a redlock node as no URL, its password kept out of the message',
+        () => ({ redlock: [redis(), 'redis://:secret@host:port'] }),
+        /^(?!.*secret).*"redlock\[1\]" is not a Redis URL/,
+      ],
     ])('%s (forRoot)', async (_name, options, message) => {
       const bootstrap = start([LockModule.forRoot(options() as LockModuleOptions)]);
 

@@ -8,10 +8,8 @@ import type {
 } from '../interfaces/distributed-lock-options.interface.js';
 import { compileLockKey, type LockKeySource } from '../keys/lock-key.resolver.js';
 import { LockService } from '../lock.service.js';
+import { LOCK_SERVICE, markLockedMethod, notManaged } from './locked-instances.js';
 import { runLockedMethod, type LockedMethodPlan } from './locked-method.runner.js';
-
-/** Where Nest injects the app's `LockService` into instances with decorated methods. */
-const LOCK_SERVICE = Symbol('nestjs-distributed-lock:LockService');
 
 type Method = (...args: unknown[]) => unknown;
 
@@ -40,8 +38,11 @@ export function DistributedLock(
       options,
       Reflect.getMetadata('design:returntype', target, propertyKey),
     );
+    // Optional: an instance made with `new`, or in a module without LockModule, still
+    // constructs; LockService fails bootstrap for the latter, and a call fails for both.
     Inject(LockService)(target, LOCK_SERVICE);
     Optional()(target, LOCK_SERVICE);
+    markLockedMethod(target, method);
     const locked = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
       const service = this?.[LOCK_SERVICE];
       if (!(service instanceof LockService)) {
@@ -99,14 +100,4 @@ function copyIdentity(from: Method, to: Method): void {
   }
   Object.defineProperty(to, 'name', { value: from.name, configurable: true });
   Object.defineProperty(to, 'length', { value: from.length, configurable: true });
-}
-
-function notManaged(method: string): LockOptionsError {
-  const className = method.split('.')[0];
-  return new LockOptionsError(
-    `${method} is decorated with @DistributedLock, but this ${className} instance has no LockService. ` +
-      `Import LockModule.forRoot(...) or forRootAsync(...) in the module that provides ${className} ` +
-      '(or register it once with isGlobal: true). Instances created with `new` are not managed by Nest: ' +
-      'let Nest create them, or use LockService.withLock() directly.',
-  );
 }

@@ -100,3 +100,8 @@ export interface LockModuleOptions {
    */
   logger?: LoggerService | false;
 }
+
+/** A class for `LockModule.forRootAsync({ useClass })` or `{ useExisting }`. */
+export interface LockOptionsFactory {
+  createLockOptions(): LockModuleOptions | Promise<LockModuleOptions>;
+}

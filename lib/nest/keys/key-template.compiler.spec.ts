@@ -64,7 +64,12 @@ describe('compileKeyTemplate', () => {
       ['a:{ 0 }', '"{ 0 }" is not a placeholder'],
       ['a:{0.user-id}', '"{0.user-id}" is not a placeholder'],
       ['{{0}', 'lone "}"'],
-    ])('%s', (template, problem) => {
+      ['   ', 'only white space'],
+      ['\u3000', 'only white space'],
+      ['x:\t', 'control character'],
+      ['x:{0}\n', 'control character'],
+      ['x'.repeat(1025) + ':{0}', 'longer than 1024 bytes'],
+    ])('%j', (template, problem) => {
       const error = thrownBy(() => compileKeyTemplate(template, WHERE));
 
       expect(error).toBeInstanceOf(LockKeyError);

@@ -1,4 +1,8 @@
-import { isBlank } from '../../engine/request/lock-key.validation.js';
+import {
+  hasControlCharacter,
+  isBlank,
+  MAX_KEY_BYTES,
+} from '../../engine/request/lock-key.validation.js';
 import { LockKeyError } from '../../errors/lock.errors.js';
 
 /** Builds one key from a method's arguments. */
@@ -22,6 +26,7 @@ const placeholderPattern = /^(\d+)((?:\.[A-Za-z0-9_$]+)*)$/;
 export function compileKeyTemplate(template: string, where: string): KeyBuilder {
   if (template.length === 0) throw templateError(template, where, 'it is empty; name the resource');
   const parts = parseTemplate(template, where);
+  checkFixedText(parts, template, where);
   return (args, method) => {
     let key = '';
     for (const part of parts)
@@ -57,6 +62,21 @@ function parseTemplate(template: string, where: string): Part[] {
   }
   if (literal) parts.push(literal);
   return parts;
+}
+
+/**
+ * What no argument can mend fails here, when the class is defined, rather than on every call:
+ * a template of white space only, a control character or fixed text beyond the longest key.
+ */
+function checkFixedText(parts: readonly Part[], template: string, where: string): void {
+  const literals = parts.filter((part): part is string => typeof part === 'string');
+  const fixed = literals.join('');
+  if (literals.length === parts.length && isBlank(fixed))
+    throw templateError(template, where, 'it is only white space; name the resource');
+  if (hasControlCharacter(fixed))
+    throw templateError(template, where, 'it contains a control character; use printable ones');
+  if (Buffer.byteLength(fixed) > MAX_KEY_BYTES)
+    throw templateError(template, where, `its fixed text is longer than ${MAX_KEY_BYTES} bytes`);
 }
 
 function parsePlaceholder(source: string, template: string, where: string): Placeholder {
