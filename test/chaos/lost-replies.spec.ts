@@ -3,6 +3,7 @@ import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import type { Lock } from '../../lib/engine/lock.interface.js';
 import { LockBusyError, LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
+import { CapturingLogger } from '../harness/capturing-logger.js';
 import { reportFigures } from '../harness/figures.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
 import { useRedisServer } from '../harness/use-redis.js';
@@ -35,12 +36,17 @@ describe('replies lost with their connection (proxy.loseReplyTo), round after ro
   }
 
   /** As LockModule builds it: the module's own client (never resends), or the user's. */
+  /** What the last engine made logged: an outage once as it starts, not once per failed call. */
+  let logger: CapturingLogger;
+
   async function engineOf(kind: Kind): Promise<LockEngine> {
     const target = kind === 'module client' ? `redis://127.0.0.1:${proxy.port}` : userClient();
+    logger = new CapturingLogger();
     const locks = createLockEngine({
       redis: target,
       storeTimeout: STORE_TIMEOUT,
       shutdownTimeout: 0,
+      logger,
     });
     engines.push(locks);
     // Connected, with the scripts loaded: a lost NOSCRIPT reply would test nothing.
@@ -127,8 +133,12 @@ describe('replies lost with their connection (proxy.loseReplyTo), round after ro
       // The call whose reply was lost: a client that does not resend can only fail it...
       const expected = kind === 'module client' ? 'LockStoreError' : 'Lock';
       expect(tally.outcomes.get('acquire')).toEqual({ [expected]: ROUNDS });
-      // ...and the calls in flight with it went down with the connection too, in some rounds.
+      // ...and the calls in flight with it went down with the connection too, in some rounds,
+      // while the log has at most one line per cut connection.
       if (kind === 'module client') expect(tally.failures).toBeGreaterThan(ROUNDS);
+      const outages = logger.at('error').filter((line) => line.text.includes('stopped answering'));
+      if (kind === 'module client') expect(outages.length).toBeGreaterThan(0);
+      expect(outages.length).toBeLessThanOrEqual(ROUNDS);
     },
     timeoutFor(10 * ORPHAN_BOUND, 10_000),
   );
