@@ -6,6 +6,7 @@ import { LockEventBus, type LockEvent } from './lock.events.js';
 import { CallDeadlines } from './store-calls/call-deadlines.js';
 import { callStore, type CallHooks, type StoreOperation } from './store-calls/store-call.js';
 import { StoreHealthMonitor } from './store-calls/store-health.js';
+import { inLibraryScope } from '../stores/library-scope.js';
 
 export interface LockEngineConfig {
   readonly store: LockStore;
@@ -80,8 +81,18 @@ export class EngineContext {
     return this.store.drift?.(ttl) ?? 0;
   }
 
+  /**
+   * The one definition of a lease's validity: a lease of `ttl` ms sent at `sentAt` is surely
+   * over in the store by then. `ttl` is what was sent, which may be shorter than the option
+   * (`maxHold`, `extend(shorter)`).
+   */
+  leaseEnd(sentAt: number, ttl: number): number {
+    return sentAt + ttl - this.drift(ttl);
+  }
+
+  /** Subscribers hear events outside the async context of whichever caller caused them. */
   emit(event: LockEvent): void {
-    if (this.bus.listening) this.bus.emit(event);
+    if (this.bus.listening) inLibraryScope(() => this.bus.emit(event));
   }
 }
 

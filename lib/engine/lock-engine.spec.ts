@@ -324,6 +324,16 @@ describe('LockEngine on the MemoryLockStore', () => {
         (engine) => engine.withLock('k', () => 1, { ttl: 1.5 }),
         LockOptionsError,
       ],
+      [
+        'a Map as the options of withLock',
+        (engine) => engine.withLock('k', () => 1, new Map([['ttl', 5]]) as never),
+        LockOptionsError,
+      ],
+      [
+        'a Date as the options',
+        (engine) => engine.acquire('k', new Date() as never),
+        LockOptionsError,
+      ],
     ])('rejects %s before any store call', async (_name, call, errorType) => {
       const engine = createEngine();
       const storeCalls = [

@@ -1,6 +1,6 @@
 import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
 import type { LockOptions, WithLockOptions } from './request/lock-options.interface.js';
-import { checkOnLost } from './request/lock-options.validation.js';
+import { checkOnLost, isPlainObject } from './request/lock-options.validation.js';
 import { holdWhile } from './hold/lock-loss.js';
 import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
 import { LockAcquirer, type KeyEntry } from './acquire/lock-acquirer.js';
@@ -87,7 +87,7 @@ export class LockEngine {
     fn: (lock: Lock) => T | Promise<T>,
     options?: WithLockOptions<T>,
   ): Promise<T> {
-    const given = isRecord(options);
+    const given = isPlainObject(options);
     const { onLost = 'throw', ...lockOptions } = given ? options : {};
     // Anything but an object is refused by `prepare`, as `acquire` refuses it.
     const request = this.prepare(key, given ? lockOptions : options);
@@ -200,10 +200,6 @@ export class LockEngine {
     await this.context.config.closeStore();
     this.context.bus.complete();
   }
-}
-
-function isRecord<T extends object>(value: T | undefined): value is T {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

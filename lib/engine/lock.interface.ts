@@ -16,13 +16,14 @@ export interface Lock extends AsyncDisposable {
   readonly fences?: readonly number[];
   /** Aborts, with a `LockLostError` as reason, when the lock stops being ours before release. */
   readonly signal: AbortSignal;
-  /** True until the lock is released or lost. */
+  /** True until the lock is released or lost, or its lease (the one last sent to the store) is over. */
   readonly isHeld: boolean;
   /** Milliseconds left on the lease, by this process's monotonic clock (0 once not held). */
   remainingTime(): number;
   /**
-   * Re-arms the lease to `ttl` ms (default: the lock's ttl). Throws `LockLostError` if the lock
-   * is no longer ours.
+   * Sets the lease to `ttl` ms from now (default: the lock's ttl), never past `maxHold`. A
+   * shorter `ttl` shortens the lease, and `isHeld` and `remainingTime()` follow it. Throws
+   * `LockLostError` if the lock is no longer ours.
    */
   extend(ttl?: number): Promise<void>;
   /**

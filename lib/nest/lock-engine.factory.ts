@@ -3,6 +3,7 @@ import { hasControlCharacter } from '../engine/request/lock-key.validation.js';
 import {
   DEFAULT_LOCK_OPTIONS,
   describe,
+  isPlainObject,
   resolveLockOptions,
   validateLockOptions,
 } from '../engine/request/lock-options.validation.js';
@@ -61,7 +62,7 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
 }
 
 function validateModuleOptions(options: LockModuleOptions): void {
-  if (!options || typeof options !== 'object') {
+  if (!isPlainObject(options)) {
     throw new LockOptionsError(`LockModule options must be an object, got ${describe(options)}.`);
   }
   for (const name of Object.keys(options)) {
@@ -94,8 +95,8 @@ function validateModuleOptions(options: LockModuleOptions): void {
     );
   }
   if (replicas !== undefined) checkReplicas(replicas);
-  checkPositive(storeTimeout, 'storeTimeout');
-  checkPositive(pollCap, 'pollCap');
+  checkMilliseconds(storeTimeout, 'storeTimeout');
+  checkMilliseconds(pollCap, 'pollCap');
   checkCount(options.shutdownTimeout, 'shutdownTimeout');
   checkLogger(options.logger);
   checkCount(localHandoffs, 'localHandoffs');
@@ -109,7 +110,10 @@ function validateModuleOptions(options: LockModuleOptions): void {
 }
 
 function checkReplicas(replicas: LockModuleOptions['replicas']): void {
-  const { count, timeout } = (replicas ?? {}) as { count?: unknown; timeout?: unknown };
+  const { count, timeout } = (isPlainObject(replicas) ? replicas : {}) as {
+    count?: unknown;
+    timeout?: unknown;
+  };
   const wholePositive = (value: unknown): boolean =>
     Number.isInteger(value) && (value as number) > 0;
   if (!wholePositive(count) || (timeout !== undefined && !wholePositive(timeout))) {
@@ -133,10 +137,11 @@ function checkLogger(logger: unknown): void {
   );
 }
 
-function checkPositive(value: unknown, name: string): void {
-  if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+/** Whole milliseconds: some of these reach Redis (`PX`), which refuses a fraction. */
+function checkMilliseconds(value: unknown, name: string): void {
+  if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) > 0)) {
     throw new LockOptionsError(
-      `LockModule "${name}" must be a positive number of ms, got ${describe(value)}.`,
+      `LockModule "${name}" must be a positive whole number of ms, got ${describe(value)}.`,
     );
   }
 }

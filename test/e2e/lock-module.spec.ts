@@ -334,6 +334,15 @@ describe('LockModule in a Nest app (real Redis)', () => {
       ['busyStatusCode "409"', () => ({ redis: redis(), busyStatusCode: '409' }), /busyStatusCode/],
       ['storeTimeout 0', () => ({ redis: redis(), storeTimeout: 0 }), /storeTimeout/],
       ['pollCap NaN', () => ({ redis: redis(), pollCap: Number.NaN }), /pollCap/],
+      // A waiting writer's mark lasts `2 × pollCap + 100` ms, sent as PX: Redis refuses a fraction.
+      [
+        'pollCap 100.3',
+        () => ({ redis: redis(), pollCap: 100.3 }),
+        /"pollCap" must be a positive whole/,
+      ],
+      ['storeTimeout 2500.5', () => ({ redis: redis(), storeTimeout: 2500.5 }), /storeTimeout/],
+      ['defaults as a Date', () => ({ redis: redis(), defaults: new Date() }), /got a Date/],
+      ['replicas as a Map', () => ({ redis: redis(), replicas: new Map() }), /"replicas"/],
       ['localHandoffs -1', () => ({ redis: redis(), localHandoffs: -1 }), /localHandoffs/],
       ['localHandoffs 1.5', () => ({ redis: redis(), localHandoffs: 1.5 }), /localHandoffs/],
       ['localHandoffs "8"', () => ({ redis: redis(), localHandoffs: '8' }), /localHandoffs/],

@@ -1,6 +1,6 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
 import type { EngineContext } from '../engine-context.js';
-import type { LockRequest } from '../request/lock-request.js';
+import { leaseTtlOf, type LockRequest } from '../request/lock-request.js';
 import type { AttemptOutcome, Grant } from '../wait/wait.types.js';
 
 /** A late win as an attempt's outcome: try again at once. */
@@ -12,11 +12,11 @@ export function isLate(grant: Grant): boolean {
 }
 
 /** A request got no lock because every win it had came back after its lease had ended. */
-export function lateGrantError({ label, options }: LockRequest, took: number): LockStoreError {
+export function lateGrantError(request: LockRequest, took: number): LockStoreError {
   return new LockStoreError(
-    label,
+    request.label,
     `the store's answer came ${Math.round(took)} ms after the request, later than the lease of ` +
-      `${options.ttl} ms, so the lock was given back rather than held without a valid lease. ` +
+      `${leaseTtlOf(request)} ms, so the lock was given back rather than held without a valid lease. ` +
       'Check the Redis latency, or use a longer `ttl`.',
   );
 }

@@ -193,8 +193,7 @@ export class LockAcquirer implements AttemptOwner {
     const { request, token, startedAt, firstIn, lone } = call;
     let outcome: AttemptOutcome;
     if (attempt.acquired) {
-      const { ttl } = request.options;
-      const expiresAt = startedAt + ttl - this.context.drift(ttl);
+      const expiresAt = this.context.leaseEnd(startedAt, leaseTtlOf(request));
       const grant = { token, fences: attempt.fences, startedAt, expiresAt };
       outcome = isLate(grant) ? this.refusals.lateWin(request, grant) : { grant };
     } else {

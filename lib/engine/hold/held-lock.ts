@@ -1,6 +1,6 @@
 import { LockLostError, type LockError, type LockLossReason } from '../../errors/lock.errors.js';
 import type { LockKind, ReleaseResult } from '../../stores/lock-store.interface.js';
-import type { WatchedLease } from './lease-watchdog.js';
+import type { WatchedLease } from './watched-lease.js';
 import type { Lock } from '../lock.interface.js';
 import type { LockRequest } from '../request/lock-request.js';
 import type { WaitQueue } from '../wait/wait-queue.js';

@@ -1,7 +1,8 @@
 import { jest } from '@jest/globals';
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { LeaseExtension } from '../../stores/lock-store.interface.js';
-import { LeaseWatchdog, type WatchedLease } from './lease-watchdog.js';
+import { LeaseWatchdog } from './lease-watchdog.js';
+import type { WatchedLease } from './watched-lease.js';
 
 interface Round {
   readonly at: number;
@@ -43,7 +44,7 @@ describe('LeaseWatchdog rounds', () => {
       renewed: () => undefined,
       lost: (gone, reason) => void lost.push([gone.fullKeys[0], reason]),
       failed: () => undefined,
-      drift: () => 0,
+      leaseEnd: (sentAt, ttl) => sentAt + ttl,
     });
   });
 

@@ -1,44 +1,29 @@
 import type { LockLossReason } from '../../errors/lock.errors.js';
-import type { ExtendResult, LeaseExtension, LockKind } from '../../stores/lock-store.interface.js';
-
-/** What the watchdog needs to know about a held lease. Times are `performance.now()` ms. */
-export interface WatchedLease {
-  /** The store's keys (prefix applied). */
-  readonly fullKeys: readonly string[];
-  readonly token: string;
-  readonly kind: LockKind;
-  readonly ttl: number;
-  readonly autoRenew: boolean;
-  /** Local deadline: the lease surely ends no later than this in the store. */
-  expiresAt: number;
-  /** Renewal stops here (`maxHold`). */
-  readonly holdUntil: number;
-  /** Set by the watchdog while it watches the lease (no map to look the lease up in). */
-  watch?: WatchEntry;
-}
+import type { ExtendResult, LeaseExtension } from '../../stores/lock-store.interface.js';
+import {
+  interval,
+  lossReason,
+  renewable,
+  renewalTtl,
+  type WatchEntry,
+  type WatchedLease,
+} from './watched-lease.js';
+import { inLibraryScope } from '../../stores/library-scope.js';
 
 export interface WatchdogHooks {
   extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
   renewed(lease: WatchedLease, ttl: number): void;
   lost(lease: WatchedLease, reason: LockLossReason): void;
   failed(error: unknown): void;
-  /** Clock-drift allowance subtracted from each renewed lease. */
-  drift(ttl: number): number;
-}
-
-/** A watched lease's renewal schedule, and its place in the watchdog's list. */
-interface WatchEntry {
-  readonly lease: WatchedLease;
-  slot: number;
-  renewAt: number;
-  renewing: boolean;
-  unreachable: boolean;
+  /** When a lease of `ttl` ms sent at `sentAt` is surely over in the store. */
+  leaseEnd(sentAt: number, ttl: number): number;
 }
 
 /**
  * One timer for every held lease. It renews auto-renewed leases every ttl/3, in rounds of one
  * store call each, and declares a lease lost when renewal says it is gone or when its local
- * deadline passes (renewal failed, `maxHold`, or no auto-renewal).
+ * deadline passes (renewal failed, `maxHold`, or no auto-renewal). It owns each lease's
+ * deadline, which follows every PEXPIRE sent for it (`extending`, `extended`).
  */
 export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   /**
@@ -78,11 +63,31 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.place(to, entry.renewAt, entry.unreachable);
   }
 
-  /** Re-arms a lease renewed outside the watchdog (a manual `extend`). */
-  touch(lease: L): void {
+  /**
+   * A PEXPIRE of `ttl` ms for `lease` goes out now; returns its number, for `extended`. Until it
+   * is answered the store may apply it or not, so the earlier of the two deadlines counts: a
+   * shorter lease shortens the deadline at once.
+   */
+  extending(lease: WatchedLease, sentAt: number, ttl: number): number {
+    const entry = lease.watch;
+    if (!entry) return 0;
+    lease.expiresAt = Math.min(lease.expiresAt, this.hooks.leaseEnd(sentAt, ttl));
+    this.arm(lease.expiresAt);
+    return ++entry.sent;
+  }
+
+  /**
+   * The store applied PEXPIRE number `sent`. Commands of one connection apply in the order
+   * sent, so the last one sent is the lease in the store once answered; an earlier one may
+   * already be replaced by a later one still unanswered.
+   */
+  extended(lease: WatchedLease, sent: number, sentAt: number, ttl: number): void {
     const entry = lease.watch;
     if (!entry) return;
-    entry.renewAt = performance.now() + interval(lease);
+    const end = this.hooks.leaseEnd(sentAt, ttl);
+    lease.expiresAt = sent === entry.sent ? end : Math.min(lease.expiresAt, end);
+    entry.unreachable = false;
+    entry.renewAt = sentAt + interval(lease);
     this.arm(Math.min(entry.renewAt, lease.expiresAt));
   }
 
@@ -108,7 +113,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
 
   private place(lease: WatchedLease, renewAt: number, unreachable: boolean): void {
     const slot = this.entries.length;
-    lease.watch = { lease, slot, renewAt, renewing: false, unreachable };
+    lease.watch = { lease, slot, renewAt, renewing: false, unreachable, sent: 0 };
     this.entries.push(lease.watch);
   }
 
@@ -155,12 +160,17 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
       kind: lease.kind,
       ttl: renewalTtl(lease, sentAt),
     }));
-    for (const lease of due) lease.watch!.renewing = true;
+    const sent = due.map((lease, i) => {
+      lease.watch!.renewing = true;
+      return this.extending(lease, sentAt, requests[i].ttl);
+    });
     this.hooks
       .extend(requests)
       .then(
         (results) =>
-          results.forEach((result, i) => this.settle(due[i], requests[i].ttl, sentAt, result)),
+          results.forEach((result, i) =>
+            this.settle(due[i], sent[i], requests[i].ttl, sentAt, result),
+          ),
         (error: unknown) => {
           this.hooks.failed(error);
           for (const lease of due) this.retrySoon(lease);
@@ -169,7 +179,13 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
       .finally(() => this.schedule());
   }
 
-  private settle(lease: WatchedLease, ttl: number, sentAt: number, result: ExtendResult): void {
+  private settle(
+    lease: WatchedLease,
+    sent: number,
+    ttl: number,
+    sentAt: number,
+    result: ExtendResult,
+  ): void {
     const entry = lease.watch;
     if (!entry) return;
     entry.renewing = false;
@@ -178,9 +194,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
       this.hooks.lost(lease, result);
       return;
     }
-    entry.unreachable = false;
-    entry.renewAt = sentAt + interval(lease);
-    lease.expiresAt = Math.max(lease.expiresAt, sentAt + ttl - this.hooks.drift(ttl));
+    this.extended(lease, sent, sentAt, ttl);
     this.hooks.renewed(lease, ttl);
   }
 
@@ -212,8 +226,8 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     if (at === Infinity || (this.timer && this.timerAt <= at)) return;
     this.stopTimer();
     this.timerAt = at;
-    this.timer = setTimeout(() => this.tick(), Math.max(0, at - performance.now()));
-    this.timer.unref();
+    const delay = Math.max(0, at - performance.now());
+    this.timer = inLibraryScope(() => setTimeout(() => this.tick(), delay).unref());
   }
 
   private stopTimer(): void {
@@ -221,23 +235,4 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.timer = undefined;
     this.timerAt = Infinity;
   }
-}
-
-function interval(lease: WatchedLease): number {
-  return lease.ttl / 3;
-}
-
-function renewable(lease: WatchedLease, entry: WatchEntry, now: number): boolean {
-  return lease.autoRenew && !entry.renewing && now < lease.holdUntil;
-}
-
-function renewalTtl(lease: WatchedLease, now: number): number {
-  return Math.max(1, Math.min(lease.ttl, Math.ceil(lease.holdUntil - now)));
-}
-
-function lossReason(lease: WatchedLease, entry: WatchEntry, now: number): LockLossReason {
-  // A renewal still unanswered at the deadline is an unreachable store, not a vanished key.
-  if (entry.unreachable || entry.renewing) return 'unreachable';
-  if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';
-  return 'expired';
 }

@@ -3,6 +3,7 @@ import type { ReleaseReport, ReleaseResult } from '../../stores/lock-store.inter
 import { shutDown, stopWork, type EngineContext } from '../engine-context.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
+import { renewalTtl } from './watched-lease.js';
 import { ReleaseCall, type ReleaseOwner, type Successor } from './release-call.js';
 import type { LockRequest } from '../request/lock-request.js';
 import { validateLockOptions } from '../request/lock-options.validation.js';
@@ -38,7 +39,7 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
       renewed: (lease, ttl) => context.emit({ type: 'renewed', key: (lease as HeldLock).key, ttl }),
       lost: (lease, reason) => this.lose(lease as HeldLock, reason),
       failed: () => undefined,
-      drift: (ttl) => context.drift(ttl),
+      leaseEnd: (sentAt, ttl) => context.leaseEnd(sentAt, ttl),
     });
   }
 
@@ -143,7 +144,7 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
 
   /** The lease a release set for the next waiter here, dated from when the release was sent. */
   private grantOf({ token, ttl }: Successor, sentAt: number): Grant {
-    return { token, startedAt: sentAt, expiresAt: sentAt + ttl - this.context.drift(ttl) };
+    return { token, startedAt: sentAt, expiresAt: this.context.leaseEnd(sentAt, ttl) };
   }
 
   /**
@@ -178,15 +179,17 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     const { context } = this;
     if (ttl !== lock.ttl) validateLockOptions({ ttl }, `Extending lock "${lock.key}"`);
     const sentAt = performance.now();
-    const lease = { keys: lock.fullKeys, token: lock.token, kind: lock.kind, ttl };
+    if (sentAt >= lock.holdUntil) throw new LockLostError(lock.key, 'max-hold');
+    const leaseTtl = renewalTtl(lock, sentAt, ttl);
+    const sent = this.watchdog.extending(lock, sentAt, leaseTtl);
+    const lease = { keys: lock.fullKeys, token: lock.token, kind: lock.kind, ttl: leaseTtl };
     const [result] = await context.storeCall(context.store.extend([lease]), lock.key, 'extend');
     if (result !== 'extended') {
       this.lose(lock, result);
       throw new LockLostError(lock.key, result);
     }
-    lock.expiresAt = Math.max(lock.expiresAt, sentAt + ttl - context.drift(ttl));
-    this.watchdog.touch(lock);
-    context.emit({ type: 'renewed', key: lock.key, ttl });
+    this.watchdog.extended(lock, sent, sentAt, leaseTtl);
+    context.emit({ type: 'renewed', key: lock.key, ttl: leaseTtl });
   }
 
   /** Shutdown begins: every holder is asked to stop, through its lock's `signal`. */

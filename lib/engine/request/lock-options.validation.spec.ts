@@ -41,6 +41,26 @@ describe('validateLockOptions', () => {
     expect(rejection(options).message).toMatch(/lock options must be an object/);
   });
 
+  it.each([
+    ['a Map', new Map([['ttl', 5]])],
+    ['a Date', new Date()],
+    ['a Set', new Set()],
+    ['a RegExp', /ttl/],
+  ])('rejects %s, which would otherwise be read as no options at all', (name, options) => {
+    expect(rejection(options).message).toBe(
+      `Lock "k": lock options must be a plain object, got ${name}.`,
+    );
+  });
+
+  it('accepts an object without a prototype and a class instance', () => {
+    const bare = Object.assign(Object.create(null) as object, { ttl: 5 });
+    class Options {
+      ttl = 5;
+    }
+    expect(() => validate(bare)).not.toThrow();
+    expect(() => validate(new Options())).not.toThrow();
+  });
+
   it('rejects an unknown option, naming it and the known ones, so a typo cannot fall back to a default', () => {
     const error = rejection({ tll: 5_000 });
 

@@ -53,6 +53,9 @@ export function lockOptionsProblem(
   if (typeof (options as { then?: unknown }).then === 'function') {
     return 'lock options must be an object, got a Promise: await it first.';
   }
+  if (!isPlainObject(options)) {
+    return `lock options must be a plain object, got ${describe(options)}.`;
+  }
   const record = options as Record<string, unknown>;
   for (const name in record) {
     // Own-ness is asked of unknown names only: known ones are checked by value below.
@@ -136,6 +139,18 @@ export function resolveLockOptions(
   };
 }
 
+/**
+ * An object literal (or a class instance) rather than a Map, Date, array or other built-in,
+ * whose settings would otherwise be read as none at all.
+ */
+export function isPlainObject(value: unknown): value is object {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Object.prototype.toString.call(value) === '[object Object]'
+  );
+}
+
 function isPositiveInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0;
 }
@@ -147,6 +162,8 @@ export function describe(value: unknown): string {
     return String(value);
   if (typeof value === 'bigint') return `${value}n`;
   if (Array.isArray(value)) return 'an array';
+  const tag = typeof value === 'object' ? Object.prototype.toString.call(value).slice(8, -1) : '';
+  if (tag !== '' && tag !== 'Object') return /^[AEIOU]/.test(tag) ? `an ${tag}` : `a ${tag}`;
   return /^[aeiou]/.test(typeof value) ? `an ${typeof value}` : `a ${typeof value}`;
 }
 

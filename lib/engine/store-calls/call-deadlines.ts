@@ -1,3 +1,5 @@
+import { inLibraryScope } from '../../stores/library-scope.js';
+
 /**
  * A call being timed by `CallDeadlines`. The call object is its own entry in the list (no
  * closures per call: this is on the path of every acquire and release).
@@ -94,8 +96,8 @@ export class CallDeadlines {
   }
 
   private arm(due: number): void {
-    this.timer = setTimeout(() => this.sweep(), Math.max(0, due - performance.now()));
+    const delay = Math.max(0, due - performance.now());
     // The socket keeps the process alive while a call is pending; this timer must not.
-    this.timer.unref();
+    this.timer = inLibraryScope(() => setTimeout(() => this.sweep(), delay).unref());
   }
 }

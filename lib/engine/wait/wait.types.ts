@@ -1,5 +1,5 @@
 import type { ReleaseListener } from '../../stores/lock-store.interface.js';
-import type { WatchedLease } from '../hold/lease-watchdog.js';
+import type { WatchedLease } from '../hold/watched-lease.js';
 import type { WaitQueue } from './wait-queue.js';
 
 /** A won acquire attempt, waiting to be turned into a lock. */

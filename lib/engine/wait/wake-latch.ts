@@ -1,3 +1,5 @@
+import { inLibraryScope } from '../../stores/library-scope.js';
+
 /**
  * A wake-up that cannot be missed: a `notify()` that arrives while nobody waits is kept, and
  * the next `wait()` returns at once.
@@ -44,6 +46,7 @@ export class WakeLatch {
   private sleepUntil(at: number): void {
     clearTimeout(this.timer);
     this.wakeAt = at;
-    this.timer = setTimeout(() => this.wake?.(), Math.max(0, at - performance.now()));
+    const delay = Math.max(0, at - performance.now());
+    this.timer = inLibraryScope(() => setTimeout(() => this.wake?.(), delay));
   }
 }

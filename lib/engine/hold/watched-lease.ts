@@ -1,0 +1,50 @@
+import type { LockLossReason } from '../../errors/lock.errors.js';
+import type { LockKind } from '../../stores/lock-store.interface.js';
+
+/** What the watchdog needs to know about a held lease. Times are `performance.now()` ms. */
+export interface WatchedLease {
+  /** The store's keys (prefix applied). */
+  readonly fullKeys: readonly string[];
+  readonly token: string;
+  readonly kind: LockKind;
+  readonly ttl: number;
+  readonly autoRenew: boolean;
+  /** Local deadline: the lease surely ends no later than this in the store. */
+  expiresAt: number;
+  /** Renewal stops here (`maxHold`). */
+  readonly holdUntil: number;
+  /** Set by the watchdog while it watches the lease (no map to look the lease up in). */
+  watch?: WatchEntry;
+}
+
+/** A watched lease's renewal schedule, and its place in the watchdog's list. */
+export interface WatchEntry {
+  readonly lease: WatchedLease;
+  slot: number;
+  renewAt: number;
+  renewing: boolean;
+  unreachable: boolean;
+  /** How many PEXPIREs were sent for the lease: the last one sent sets its deadline. */
+  sent: number;
+}
+
+/** How often an auto-renewed lease is renewed: a third of its ttl, as is usual. */
+export function interval(lease: WatchedLease): number {
+  return lease.ttl / 3;
+}
+
+export function renewable(lease: WatchedLease, entry: WatchEntry, now: number): boolean {
+  return lease.autoRenew && !entry.renewing && now < lease.holdUntil;
+}
+
+/** The lease to ask for at `now`: `ttl`, but never past `maxHold`. */
+export function renewalTtl(lease: WatchedLease, now: number, ttl = lease.ttl): number {
+  return Math.max(1, Math.min(ttl, Math.ceil(lease.holdUntil - now)));
+}
+
+export function lossReason(lease: WatchedLease, entry: WatchEntry, now: number): LockLossReason {
+  // A renewal still unanswered at the deadline is an unreachable store, not a vanished key.
+  if (entry.unreachable || entry.renewing) return 'unreachable';
+  if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';
+  return 'expired';
+}
