@@ -12,6 +12,7 @@ import {
 import { adminCall, infoOf } from './redis-admin.js';
 import { freePorts, RedisProcess } from './redis-process.js';
 import { waitUntil } from './wait-until.js';
+import { expectEveryLockKeyToExpire } from './key-expiry.js';
 
 export type ClusterRole = 'master' | 'replica';
 
@@ -137,9 +138,14 @@ export class RedisCluster {
   }
 
   /** Kills every node this cluster started and removes its temp dir. */
+  /** Stops every node; fails, once they are gone, if the library left a key without an expiry. */
   async stop(): Promise<void> {
+    const live = this.members.filter(({ server }) => server.alive);
+    const leftovers = expectEveryLockKeyToExpire(live.map(({ server }) => server.port));
+    await leftovers.catch(() => undefined);
     await Promise.all(this.members.map(({ server }) => server.kill()));
     await rm(this.dir, { recursive: true, force: true });
+    await leftovers;
   }
 
   private liveNode(): ClusterNode {

@@ -6,6 +6,7 @@ import { infoOf } from './redis-admin.js';
 import { freePorts, RedisProcess } from './redis-process.js';
 import { sentinelMasterPort, sentinelReady } from './sentinel-queries.js';
 import { waitUntil } from './wait-until.js';
+import { expectEveryLockKeyToExpire } from './key-expiry.js';
 
 export interface RedisSentinelSetOptions {
   replicas?: number;
@@ -142,10 +143,16 @@ export class RedisSentinelSet {
     return { master: this.dataNodes.find((node) => node.port === port)!, elapsedMs };
   }
 
-  /** Kills every process this set started and removes its temp dir. */
+  /**
+   * Kills every process this set started and removes its temp dir; fails, once they are gone, if
+   * the library left a key without an expiry on the master.
+   */
   async stop(): Promise<void> {
+    const leftovers = expectEveryLockKeyToExpire([this.masterPort]);
+    await leftovers.catch(() => undefined);
     await Promise.all(this.spawned.map((node) => node.kill()));
     await rm(this.dir, { recursive: true, force: true });
+    await leftovers;
   }
 
   private async replicasLinked(): Promise<boolean> {

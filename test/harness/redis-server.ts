@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 
 import { freePort, spawnRedisServer } from '../../tools/redis-launcher.js';
+import { expectEveryLockKeyToExpire } from './key-expiry.js';
 
 export { assertRedisInstalled, REDIS_INSTALL_HINT } from './global-setup.js';
 export { freePort };
@@ -9,6 +10,7 @@ export { freePort };
 /** A throwaway redis-server on a loopback port, owned by the test that started it. */
 export class RedisServer {
   private child?: ChildProcess;
+  private paused = false;
 
   private constructor(
     readonly port: number,
@@ -43,22 +45,31 @@ export class RedisServer {
 
   /** SIGSTOP / SIGCONT: the server stays up but answers nothing. */
   pause(): void {
+    this.paused = true;
     this.child?.kill('SIGSTOP');
   }
 
   resume(): void {
+    this.paused = false;
     this.child?.kill('SIGCONT');
   }
 
-  /** Stops the server (SIGKILL: no shutdown, no save) and waits until it is gone. */
+  /**
+   * Stops the server (SIGKILL: no shutdown, no save) and waits until it is gone. Fails, once it
+   * is gone, if the library left a key without an expiry there (see key-expiry.ts).
+   */
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const leftovers = this.paused ? undefined : expectEveryLockKeyToExpire([this.port]);
+    await leftovers?.catch(() => undefined);
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGCONT');
     child.kill('SIGKILL');
     await exited;
     this.child = undefined;
+    this.paused = false;
+    await leftovers;
   }
 
   /** Starts the server again on the same port, empty. */
