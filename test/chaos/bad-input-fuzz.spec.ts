@@ -102,7 +102,7 @@ describe('bad input, named and random: a typed error before any Redis command, o
     }
     // Nothing stray: fence counters alone stay behind, and they expire.
     const left = await scanKeys(redis.probe);
-    const fences = left.filter((key) => key.endsWith(':fence'));
+    const fences = left.filter((key) => key.endsWith('\x1ffence'));
     expect(left.filter((key) => !fences.includes(key))).toEqual([]);
     for (const fence of fences) expect(await redis.probe.pttl(fence)).toBeGreaterThan(0);
     return tally;

@@ -110,7 +110,7 @@ describe.each(PLATFORMS)('key templates over HTTP (%s)', (platform) => {
     // Fence counters outlive their locks: one per key that was ever locked. The good requests
     // left theirs, which shows the scan does see what the app wrote.
     expect(keys).toEqual(
-      expect.arrayContaining(['{lock:cart:8:c2}:fence', '{lock:number:6}:fence']),
+      expect.arrayContaining(['{lock:cart:8:c2}\x1ffence', '{lock:number:6}\x1ffence']),
     );
     expect(keys.filter((key) => /undefined|null|NaN|\[object/.test(key))).toEqual([]);
   });

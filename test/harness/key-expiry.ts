@@ -6,9 +6,9 @@ import { Redis } from 'ioredis';
  * integration and chaos spec holds to it.
  */
 
-/** A key the library wrote: under the default prefix, or a companion key (any prefix). */
+/** A key the library wrote: a lock under the default prefix, or a companion key (any prefix). */
 function isLibraryKey(key: string): boolean {
-  return key.includes('lock:') || key.includes('\x1f');
+  return key.startsWith('lock:') || key.includes('\x1f');
 }
 
 /**

@@ -171,6 +171,38 @@ export function describeStoreContract(
         conflict: expect.any(String),
       });
     });
+
+    // A semaphore released before its minHold keeps its place for what minHold has left (a
+    // shorter lease). Once that ends, nothing of it may decide who takes the key.
+    it("forgets a semaphore's limit with its last live holder, however its lease was cut short", async () => {
+      if (!store.kinds?.includes('semaphore')) return expectNotOffered(store, 'semaphore');
+      const engine = engineOn(store, { closeStore: async () => undefined, keyPrefix: prefix });
+      await (await engine.acquire('left', { limit: 2, minHold: SHORT_TTL })).release();
+      await engine.close();
+      await sleep(SHORT_TTL + 100);
+      const take = (token: string, kind: LockKind) =>
+        store.tryAcquire(request([key('left')], token, { kind }));
+      expect(await take('w', { type: 'write' })).toMatchObject({ acquired: true });
+      const conflict = expect.stringContaining('read-write');
+      expect(await take('s', { type: 'semaphore', limit: 2 })).toMatchObject({ conflict });
+      // Behind the writer, a reader waits: busy, not refused as another kind.
+      const reader = await take('r', { type: 'read' });
+      expect(reader.acquired === false && reader.conflict).toBe(undefined);
+      await store.release([key('left')], 'w', { kind: { type: 'write' } });
+      expect(await take('r', { type: 'read' })).toMatchObject({ acquired: true });
+    });
+
+    it("frees a key whose holders all left to any kind, while a writer's mark still lasts", async () => {
+      if (!store.kinds?.includes('semaphore')) return expectNotOffered(store, 'semaphore');
+      const take = (token: string, kind: LockKind) =>
+        store.tryAcquire(request([key('m')], token, { kind, patience: 5_000 }));
+      expect(await take('r', { type: 'read' })).toMatchObject({ acquired: true });
+      expect(await take('w', { type: 'write' })).toMatchObject({ acquired: false });
+      await store.release([key('m')], 'r', { kind: { type: 'read' } });
+      expect(await take('s', { type: 'semaphore', limit: 2 })).toMatchObject({ acquired: true });
+      const conflict = expect.stringContaining('limit 2');
+      expect(await take('w', { type: 'write' })).toMatchObject({ acquired: false, conflict });
+    });
   });
 }
 

@@ -95,7 +95,7 @@ function useTurnProcs(redis: RedisHarness): TurnProcs & { closeAll(): Promise<vo
     },
     async leftovers() {
       const keys = await scanKeys(redis.probe);
-      return keys.filter((key) => key.startsWith('lock:') || key.endsWith(':turns'));
+      return keys.filter((key) => key.startsWith('lock:') || key.endsWith('\x1fturns'));
     },
     inLine(p) {
       return waitUntil(

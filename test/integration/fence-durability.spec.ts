@@ -62,7 +62,7 @@ describe('fences', () => {
       const replicated = await fences(locks, 'stock:2', 2);
       await waitUntil(
         'the counter to reach the replica',
-        async () => (await onReplica.exists('{lock:stock:2}:fence')) === 1,
+        async () => (await onReplica.exists('{lock:stock:2}\x1ffence')) === 1,
       );
       // Promoted now: the fences the old master issues next never reach it.
       await onReplica.replicaof('NO', 'ONE');
@@ -92,7 +92,7 @@ describe('fences', () => {
     const lastAcquired = performance.now();
     // The lock keys are gone with their release; the last counters are still there.
     expect(await redis.probe.exists(`lock:unique:${keys - 1}`)).toBe(0);
-    expect(await redis.probe.exists(`{lock:unique:${keys - 1}}:fence`)).toBe(1);
+    expect(await redis.probe.exists(`{lock:unique:${keys - 1}}\x1ffence`)).toBe(1);
 
     // Redis deletes expired keys in the background a little after they expire.
     const left = await waitUntil(

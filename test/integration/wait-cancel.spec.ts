@@ -19,7 +19,7 @@ import {
   within,
 } from './support/probes.js';
 
-const CHANNEL = '{lock:k}:released';
+const CHANNEL = '{lock:k}\x1freleased';
 
 describe('giving up a wait', () => {
   // redis.client is the waiter's connection; the holder has its own.

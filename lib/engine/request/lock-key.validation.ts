@@ -61,6 +61,9 @@ function validateLockKey(key: unknown): void {
       key.slice(0, 40),
     );
   }
+  // Also what keeps lock keys out of the companion keys' namespace, named behind a control
+  // character (see COMPANION_SEPARATOR in stores/redis/key-slots.ts); `keyPrefix` is held to the
+  // same rule at bootstrap.
   if (hasControlCharacter(key)) {
     throw new LockKeyError(
       `Lock key ${describe(key)} contains a control character. Use printable characters only.`,

@@ -37,7 +37,10 @@ export class MemoryHolderSets {
     const found = this.live(key);
     const conflict = found && conflictOf(found, kind);
     if (conflict) return { acquired: false, pttl: -1, conflict };
-    const set = found ?? this.create(key, kind);
+    // A set kept only for a waiting writer's mark holds nothing: its kind and limit go, the
+    // mark stays.
+    const set =
+      found && found.holders.size > 0 ? found : this.create(key, kind, found?.writerWaits);
     if (set.holders.has(request.token)) return { acquired: true };
     const busy = this.busyFor(set, request, now);
     if (busy !== undefined) return { acquired: false, pttl: busy };
@@ -100,30 +103,40 @@ export class MemoryHolderSets {
     if (!set) return undefined;
     const now = performance.now();
     for (const [token, end] of set.holders) if (end <= now) this.drop(key, set, token);
+    // Dropped when its last holder went, or its writer's mark ran out since.
+    this.forgetIfEmpty(key, set);
     return this.sets.get(key);
   }
 
   private drop(key: string, set: HolderSet, token: string): void {
     set.holders.delete(token);
     if (set.writer === token) set.writer = undefined;
+    this.forgetIfEmpty(key, set);
+  }
+
+  private forgetIfEmpty(key: string, set: HolderSet): void {
     const waiting = set.writerWaits && set.writerWaits.until > performance.now();
     if (set.holders.size === 0 && !waiting) this.sets.delete(key);
   }
 
-  private create(key: string, kind: LockKind): HolderSet {
+  private create(key: string, kind: LockKind, writerWaits?: HolderSet['writerWaits']): HolderSet {
     const set: HolderSet = {
       holders: new Map(),
       limit: kind.type === 'semaphore' ? kind.limit : undefined,
+      writerWaits,
     };
     this.sets.set(key, set);
     return set;
   }
 }
 
-/** How `set` is held when `kind` may not join its holders; undefined when it may. */
+/**
+ * How `set` is held when `kind` may not join its holders; undefined when it may. Only live
+ * holders give a set its kind and limit.
+ */
 function conflictOf(set: HolderSet, kind: LockKind): string | undefined {
   const limit = kind.type === 'semaphore' ? kind.limit : undefined;
-  if (set.limit === limit || set.holders.size === 0) return undefined;
+  if (set.holders.size === 0 || set.limit === limit) return undefined;
   return describeSet(set);
 }
 

@@ -34,7 +34,7 @@ describe('companion keys', () => {
   );
 
   it('wraps a key without a hash tag, so the lock key itself stays as given', () => {
-    expect(companionKey('lock:a', ':fence')).toBe('{lock:a}:fence');
-    expect(companionKey('lock:{t}:a', ':fence')).toBe('lock:{t}:a:fence');
+    expect(companionKey('lock:a', 'fence')).toBe('{lock:a}\x1ffence');
+    expect(companionKey('lock:{t}:a', 'fence')).toBe('lock:{t}:a\x1f\x1ffence');
   });
 });

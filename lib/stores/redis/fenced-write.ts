@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError, StaleFenceError } from '../../errors/lock.errors.js';
 import { randomUUID } from 'node:crypto';
 import { FENCED_WRITE } from './scripts/fenced-write.scripts.js';
-import { companionKey } from './key-slots.js';
+import { COMPANION_SEPARATOR, companionKey } from './key-slots.js';
 import { directSender } from './command-sender.js';
 import { runScript } from './script-runner.js';
 
@@ -42,7 +42,7 @@ export async function fencedWrite(
   { fence, fenceKey, writes, id = randomUUID() }: FencedWrite,
 ): Promise<unknown[]> {
   checkFencedWrite(fence, fenceKey, writes, id);
-  const keys = [fenceKey, companionKey(fenceKey, ':writes'), ...writes.map(([, key]) => key)];
+  const keys = [fenceKey, companionKey(fenceKey, 'writes'), ...writes.map(([, key]) => key)];
   const args: (string | number)[] = [fence!, id];
   for (const [command, , ...rest] of writes) args.push(command, rest.length, ...rest);
   const [outcome, detail] = (await runScript(directSender(redis), FENCED_WRITE, keys, args)) as [
@@ -80,6 +80,12 @@ function checkFencedWrite(
   }
   if (typeof fenceKey !== 'string' || fenceKey.length === 0) {
     throw new LockOptionsError('fencedWrite needs a non-empty "fenceKey".');
+  }
+  // The separator names the library's companion keys (see key-slots.ts), never a user's key.
+  if (fenceKey.includes(COMPANION_SEPARATOR)) {
+    throw new LockOptionsError(
+      'fencedWrite "fenceKey" must not contain the control character \\x1f.',
+    );
   }
   if (typeof id !== 'string' || id.length === 0) {
     throw new LockOptionsError('fencedWrite "id", when given, must be a non-empty string.');

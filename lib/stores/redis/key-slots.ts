@@ -2,19 +2,34 @@ import { LockKeyError } from '../../errors/lock.errors.js';
 import { clusterSlot, hashTagOf } from './cluster-slot.js';
 
 /**
- * Names an auxiliary key (fence counter, release channel) so that Redis Cluster hashes it to
- * the same slot as its lock key: a key with a hash tag keeps it; a key without one becomes
- * the hash tag itself, since `{k}x` hashes exactly like `k` when `k` has no tag.
+ * Separates a lock key from the name of one of its companion keys. It is a control character
+ * (ASCII unit separator): key validation refuses those in lock keys and in the key prefix, so no
+ * lock key contains it, and no lock key can name a companion key.
  */
-export function companionKey(lockKey: string, suffix: string): string {
-  if (hashTagOf(lockKey) !== lockKey || lockKey.includes('}')) return `${lockKey}${suffix}`;
-  return `{${lockKey}}${suffix}`;
+export const COMPANION_SEPARATOR = '\x1f';
+
+/** The companions of a lock key; the names only ever follow the separator. */
+export type CompanionName = 'fence' | 'turns' | 'writer' | 'released' | 'writes';
+
+/**
+ * Names an auxiliary key (fence counter, turn list, release channel) so that Redis Cluster
+ * hashes it to the same slot as its lock key. A key without a hash tag becomes the tag itself,
+ * since `{k}x` hashes exactly like `k` when `k` has no tag: `{lock:a}␟fence`. A key with a tag
+ * (or a stray `}`) keeps it, and its name follows a doubled separator: `lock:{t}:a␟␟fence`. The
+ * doubling tells the two forms apart, so `{lock:a}` (a key whose tag is all of it) and `lock:a`
+ * get different companions: every companion names exactly one lock key.
+ */
+export function companionKey(lockKey: string, name: CompanionName): string {
+  const sep = COMPANION_SEPARATOR;
+  if (hashTagOf(lockKey) !== lockKey || lockKey.includes('}'))
+    return `${lockKey}${sep}${sep}${name}`;
+  return `{${lockKey}}${sep}${name}`;
 }
 
-export const fenceKeyOf = (lockKey: string): string => companionKey(lockKey, ':fence');
-export const channelOf = (lockKey: string): string => companionKey(lockKey, ':released');
-export const turnsKeyOf = (lockKey: string): string => companionKey(lockKey, ':turns');
-export const writerKeyOf = (lockKey: string): string => companionKey(lockKey, ':writer');
+export const fenceKeyOf = (lockKey: string): string => companionKey(lockKey, 'fence');
+export const channelOf = (lockKey: string): string => companionKey(lockKey, 'released');
+export const turnsKeyOf = (lockKey: string): string => companionKey(lockKey, 'turns');
+export const writerKeyOf = (lockKey: string): string => companionKey(lockKey, 'writer');
 
 /**
  * Throws `LockKeyError` for keys a Redis Cluster cannot lock together: keys in different slots,

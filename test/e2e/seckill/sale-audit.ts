@@ -43,7 +43,7 @@ export function lockKeys(redis: Redis): Promise<string[]> {
 /** The product lock's key, and its fence counter (kept on purpose: fences must only grow). */
 export const productLockKey = (productId: number): string => `lock:seckill:${productId}`;
 export const productFenceCounter = (productId: number): string =>
-  `{lock:seckill:${productId}}:fence`;
+  `{lock:seckill:${productId}}\x1ffence`;
 
 /** Keys that are neither the product's own nor its lock's fence counter. */
 export function strayKeys(keys: readonly string[], productId: number): string[] {

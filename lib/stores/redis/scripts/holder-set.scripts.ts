@@ -5,11 +5,14 @@ import { lua, publishing } from './lua-script.js';
  * Semaphores and read-write locks keep their holders in one sorted set at the lock key (a
  * holder set): each member is a holder's token behind a letter that says how it holds, 's'
  * (semaphore), 'r' (reader) or 'w' (writer), scored with the server time (ms) its lease ends.
- * A semaphore's set also holds its limit, as 'L' .. limit scored +inf, so that it ranks last and
- * lives exactly as long as the holders. The key expires with its longest lease. A lock key is
- * thus a string for a mutex and a sorted set for the other kinds, so that no two kinds can hold
- * one key at once, and each sees how the other holds it.
- * `now_ms` reads the server clock; `prune` drops ended leases and returns the holder count.
+ * A semaphore's set also holds its limit, as 'L' .. limit scored +inf, so that it ranks last;
+ * it means something only while a holder is live, and goes with the last one. The key expires
+ * with its longest live lease, which every script that moves a lease end keeps true. A lock key
+ * is thus a string for a mutex and a sorted set for the other kinds, so that no two kinds can
+ * hold one key at once, and each sees how the other holds it.
+ * `now_ms` reads the server clock; `prune` drops ended leases and returns the live holder count
+ * and the last member (the limit, if any); `follow_leases` sets the key to expire with its
+ * longest live lease, or deletes it when none is left.
  */
 const HOLDER_SET = `
 local function now_ms()
@@ -22,6 +25,14 @@ local function prune(key, now)
   local last = redis.call('ZRANGE', key, -1, -1)[1]
   if last and string.byte(last) == 76 then count = count - 1 end
   return count, last
+end
+local function follow_leases(key, now)
+  local ends = redis.call('ZREVRANGEBYSCORE', key, '(+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]
+  if ends and tonumber(ends) > now then
+    redis.call('PEXPIRE', key, tonumber(ends) - now)
+  else
+    redis.call('DEL', key)
+  end
 end
 `;
 
@@ -45,6 +56,9 @@ local key_type = redis.call('TYPE', key).ok
 if key_type ~= 'none' and key_type ~= 'zset' then return {-1, 'MUTEX'} end
 local now = now_ms()
 local count, last = prune(key, now)
+-- Kinds and limits are those of live holders only: a set without any (a semaphore's limit
+-- left behind) holds nothing, and is started afresh.
+if count == 0 and last then redis.call('DEL', key) end
 if count > 0 then
   local limited = string.byte(last) == 76
   if kind == 's' and last ~= 'L' .. ARGV[3] then return {-1, limited and last or 'RW'} end
@@ -78,10 +92,7 @@ if busy then
   if ARGV[5] ~= '' then join_line(KEYS[2], '*' .. ARGV[5]) end
   return {0, math.max(math.floor(busy), 0)}
 end
-if kind == 's' and count == 0 then
-  redis.call('DEL', key)
-  redis.call('ZADD', key, '+inf', 'L' .. ARGV[3])
-end
+if kind == 's' and count == 0 then redis.call('ZADD', key, '+inf', 'L' .. ARGV[3]) end
 redis.call('ZADD', key, now + ttl, member)
 if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 if ARGV[5] ~= '' then redis.call('LREM', KEYS[2], 0, '*' .. ARGV[5]) end
@@ -110,9 +121,10 @@ if type(ends) == 'table' then
   outcome = -1
 elseif ends then
   redis.call('ZREM', key, ARGV[1])
-  if tonumber(ends) > now_ms() then outcome = 1 end
-  -- A semaphore's limit outlives its holders only until they are all gone.
-  if prune(key, now_ms()) == 0 then redis.call('DEL', key) end
+  local now = now_ms()
+  if tonumber(ends) > now then outcome = 1 end
+  -- A semaphore's limit goes with its last live holder; the key lives as long as the longest.
+  if prune(key, now) == 0 then redis.call('DEL', key) else follow_leases(key, now) end
 end
 if ARGV[2] == '1' or redis.call('EXISTS', KEYS[2]) == 0 then return outcome + 1 end
 ${CHANNEL_OF}
@@ -123,7 +135,8 @@ return (outcome + 1) + 16 * redis.call('${publish}', channel_of(KEYS[2]), '')
 
 /**
  * For EXTEND: `extend_member` re-arms a holder-set member's lease to `ttl` ms from now, if it
- * has not ended. Returns 1 extended, 0 ended or gone, -1 if the key is now a mutex's.
+ * has not ended, shorter or longer, and the key's expiry with it (see `follow_leases`).
+ * Returns 1 extended, 0 ended or gone, -1 if the key is now a mutex's.
  */
 export const EXTEND_MEMBER = `${HOLDER_SET}
 local function extend_member(key, member, ttl)
@@ -136,7 +149,7 @@ local function extend_member(key, member, ttl)
     return 0
   end
   redis.call('ZADD', key, now + ttl, member)
-  if redis.call('PTTL', key) < tonumber(ttl) then redis.call('PEXPIRE', key, ttl) end
+  follow_leases(key, now)
   return 1
 end
 `;

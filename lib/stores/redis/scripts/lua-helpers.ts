@@ -7,7 +7,9 @@ import { TURN_GRACE, WAITERS_LIFETIME } from '../../../policy/wait-policy.js';
  * waits, so a release then publishes nothing: PUBLISH is the dearest part of a release.
  * The helpers are Lua closures, made anew on every run of a script that defines them, so the
  * scripts define them after their common path and only those they use.
- * `join_line` puts an entry at the end unless it is already in the list.
+ * `join_line` puts an entry at the end unless it is already in the list. It is the only way a
+ * script adds to a turn list, and it re-arms the list's expiry each time: a list that a pop
+ * emptied (and Redis deleted) comes back with one.
  */
 export const JOIN_LINE = `
 local function join_line(turns_key, entry)
@@ -18,29 +20,45 @@ end
 
 /**
  * `channel_of` names a key's release channel from its list of waiters: both are companion keys
- * of the lock key (see key-slots.ts), '<base>:turns' and '<base>:released'.
+ * of the lock key (see key-slots.ts), the same up to their names, 'turns' and 'released'.
  */
 export const CHANNEL_OF = `
 local function channel_of(turns_key)
-  return string.sub(turns_key, 1, -7) .. ':released'
+  return string.sub(turns_key, 1, -6) .. 'released'
 end
 `;
 
+/** The most entries of a turn list one release takes out before it gives up looking. */
+export const LINE_LOOKAHEAD = 64;
+
 /**
- * `pass_turn` pops the next entry, skipping the releasing queue (`own`: it just had its turn).
- * A queue id gets the released key in its turn: the key holds 'turn:' .. id for TURN_GRACE ms, a
- * reservation that only that queue's acquire may replace. Returns that id; or '' and the entry
- * for a listener ('*' is byte 42): wake them all, give no turn; or false when nobody else waits.
+ * `pass_turn` gives the released key to the first process in line, taking out of the list
+ * every entry before it: the releasing queue (`own`: it just had its turn) and listeners ('*'
+ * is byte 42). Listeners are woken by the release's notification whoever gets the key, and one
+ * still waiting comes back at the end of the list when its next attempt fails; a listener whose
+ * process died is thus dropped, and never holds up the processes behind it. The process in line
+ * gets the key in its turn: the key holds 'turn:' .. id for TURN_GRACE ms, a reservation that
+ * only that queue's acquire may replace. Returns that id; '' when only listeners were in the
+ * way (wake them all, give no turn); or false when nobody else waits. At most LINE_LOOKAHEAD
+ * entries are looked at: past that many listeners the release wakes everyone, the process in
+ * line included.
  * It also defines `channel_of` (see CHANNEL_OF).
  */
 export const PASS_TURN = `
 local function pass_turn(lock_key, turns_key, own)
-  local entry = redis.call('LPOP', turns_key)
-  if entry == own then entry = redis.call('LPOP', turns_key) end
-  if not entry then return false end
-  if string.byte(entry) == 42 then return '', entry end
-  redis.call('SET', lock_key, 'turn:' .. entry, 'PX', ${TURN_GRACE})
-  return entry
+  local woken = false
+  for _ = 1, ${LINE_LOOKAHEAD} do
+    local entry = redis.call('LPOP', turns_key)
+    if not entry then break end
+    if string.byte(entry) == 42 then
+      woken = true
+    elseif entry ~= own then
+      redis.call('SET', lock_key, 'turn:' .. entry, 'PX', ${TURN_GRACE})
+      return entry
+    end
+  end
+  if woken then return '' end
+  return false
 end
 ${CHANNEL_OF}`;
 

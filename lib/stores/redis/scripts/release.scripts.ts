@@ -4,9 +4,10 @@ import { lua, publishing } from './lua-script.js';
 
 /**
  * Compare-and-delete; each released key goes to the next process in its turn list, if any, and
- * whoever is in the list is woken. With no turn to give, a single key may go straight to the
- * releasing process's next waiter (the successor), which saves it a round trip; listeners then
- * stay in the list for the successor's release.
+ * the listeners ahead of it are woken (see PASS_TURN). With nobody else in the list, a single
+ * key may go straight to the releasing process's next waiter (the successor), which saves it a
+ * round trip. With listeners but no process in line, the key is freed for all to try: a
+ * successor would keep it in this process for as long as it has waiters.
  * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token. Optional, left off in
  * the common case: ARGV[2]: the releasing queue's id, put back at the end of the turn list when
  * the key went to another process ('' for none); ARGV[3]: the successor's token ('' for none);
@@ -40,13 +41,11 @@ for i = 1, n do
   if i > 1 then holder = holder_of(KEYS[i]) end
   if holder == ARGV[1] then
     -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
-    local turn, listener = pass_turn(KEYS[i], KEYS[n + i], requeue)
+    local turn = pass_turn(KEYS[i], KEYS[n + i], requeue)
     if turn and turn ~= '' then
       turned = 1
       if requeue ~= '' then join_line(KEYS[n + i], requeue) end
-    elseif successor ~= '' then
-      if listener then redis.call('LPUSH', KEYS[n + i], listener) end
-      turn = false
+    elseif successor ~= '' and not turn then
       redis.call('SET', KEYS[i], successor, 'PX', ARGV[4])
       succeeded = 1
     else
