@@ -11,6 +11,7 @@ import type {
   WaiterLists,
 } from '../lock-store.interface.js';
 import { MemoryHolderSets } from './memory-holder-sets.js';
+import { inLibraryScope } from '../library-scope.js';
 
 interface Entry {
   token: string;
@@ -145,6 +146,6 @@ export class MemoryLockStore implements LockStore {
 
   private notify(key: string): void {
     const set = this.listeners.get(key);
-    if (set) queueMicrotask(() => set.forEach((listener) => listener()));
+    if (set) inLibraryScope(() => queueMicrotask(() => set.forEach((listener) => listener())));
   }
 }

@@ -1,6 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { ReleaseListener } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
+import { inLibraryScope } from '../library-scope.js';
 
 type Subscriber = Redis | Cluster;
 
@@ -69,7 +70,8 @@ export class ReleaseNotifier {
 
   private connect(): Subscriber {
     if (this.connection) return this.connection;
-    const connection = this.createConnection();
+    // Made in the library's scope: its messages wake every waiter, not the first one's context.
+    const connection = inLibraryScope(() => this.createConnection());
     connection.on(this.sharded ? 'smessage' : 'message', (channel: string, turn: string) =>
       this.fire(channel, turn || undefined),
     );
