@@ -1,19 +1,33 @@
 import type { Cluster, Redis } from 'ioredis';
 
+/** Statuses ioredis reaches only once a connection closed or an attempt to connect failed. */
+const CLOSED_STATUSES: ReadonlySet<string> = new Set(['close', 'reconnecting', 'end']);
+const CLOSED = new Error('the connection closed');
+
 /**
  * Whether a client's connection is known to be down: it closed, or its last attempt to connect
  * failed, and it has not been ready since. A call then fails at once instead of waiting in
  * ioredis's offline queue until it times out; a client not yet connected is not known down.
+ *
+ * The events come late: ioredis emits its status on the next tick, and a socket whose peer
+ * died stops being writable (its end was read) a turn of the loop before ioredis hears of the
+ * close, while the status still says 'ready'. A command sent then would wait in the offline
+ * queue through every attempt to reconnect, so the client's own state is read as well.
  */
 export class ConnectionState {
   private downError?: Error;
   private readonly waiting = new Set<(error: Error) => void>();
 
+  /** Settles `settling`; set while a caller waits for a connecting client. */
+  private settle?: () => void;
+  private settling?: Promise<void>;
+
   private readonly onReady = (): void => {
     this.downError = undefined;
+    this.settled();
   };
   private readonly onError = (error: Error): void => this.wentDown(error);
-  private readonly onClose = (): void => this.wentDown(new Error('the connection closed'));
+  private readonly onClose = (): void => this.wentDown(CLOSED);
 
   constructor(private readonly client: Redis | Cluster) {
     client.on('ready', this.onReady);
@@ -26,23 +40,55 @@ export class ConnectionState {
     this.client.off('ready', this.onReady);
     this.client.off('error', this.onError);
     this.client.off('close', this.onClose);
+    this.settled();
   }
 
   /** The reason the connection is down, if it is known to be. */
   get down(): Error | undefined {
-    return this.downError;
+    return this.downError ?? (this.closedUnheard() ? CLOSED : undefined);
+  }
+
+  /** The client would queue a command rather than write it, for a close it has not told yet. */
+  private closedUnheard(): boolean {
+    const { status } = this.client;
+    if (CLOSED_STATUSES.has(status)) return true;
+    // A cluster has no socket of its own; its nodes' clients report their closes to it.
+    const { stream } = this.client as Partial<Redis>;
+    return status === 'ready' && stream !== undefined && !stream.writable;
+  }
+
+  /** Not ready yet, and never failed since it was last ready: still connecting (or lazy). */
+  get connecting(): boolean {
+    return this.client.status !== 'ready' && this.down === undefined;
+  }
+
+  /** Ready, and not found down since. */
+  get ready(): boolean {
+    return this.client.status === 'ready' && this.down === undefined;
+  }
+
+  /**
+   * Resolves once a connecting client is ready or known down (at once for any other). A lazy
+   * client is told to connect: a client without an offline queue would not on a command.
+   */
+  whenConnected(): Promise<void> {
+    if (!this.connecting) return Promise.resolve();
+    if (this.client.status === 'wait') this.client.connect().catch(() => undefined);
+    this.settling ??= new Promise((resolve) => (this.settle = resolve));
+    return this.settling;
   }
 
   /** The failure of a call made while the connection is down. */
   refuse(): Promise<never> {
-    const error = unreachable(this.downError ?? new Error('the connection is down'));
+    const error = unreachable(this.down ?? new Error('the connection is down'));
     // Nothing reached Redis: there is nothing to give back.
     return Promise.reject(Object.assign(error, { unsent: true }));
   }
 
   /** `call`, or a rejection as soon as the connection is found down (a startup check). */
   untilDown<T>(call: () => Promise<T>): Promise<T> {
-    if (this.downError) return Promise.reject(unreachable(this.downError));
+    const down = this.down;
+    if (down) return Promise.reject(unreachable(down));
     return new Promise<T>((resolve, reject) => {
       const onDown = (error: Error): void => reject(unreachable(error));
       this.waiting.add(onDown);
@@ -55,6 +101,13 @@ export class ConnectionState {
   private wentDown(error: Error): void {
     this.downError = error;
     for (const reject of [...this.waiting]) reject(error);
+    this.settled();
+  }
+
+  private settled(): void {
+    const { settle } = this;
+    this.settle = this.settling = undefined;
+    settle?.();
   }
 }
 

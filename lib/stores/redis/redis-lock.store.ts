@@ -88,6 +88,14 @@ export class RedisLockStore implements LockStore {
   }
 
   tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+    // A user's client without an offline queue fails every command until it is ready.
+    if (this.connection.connecting) {
+      return this.connection.whenConnected().then(() => this.acquireNow(request));
+    }
+    return this.acquireNow(request);
+  }
+
+  private acquireNow(request: AcquireRequest): Promise<AcquireAttempt> {
     if (this.connection.down) return this.connection.refuse();
     const attempt = this.attempt(request);
     const { replicaWait } = this;
@@ -220,6 +228,7 @@ export class RedisLockStore implements LockStore {
 
   /** Fails as soon as the connection is found down, rather than wait to reconnect. */
   async ping(): Promise<void> {
+    await this.connection.whenConnected();
     await this.connection.untilDown(() => this.client.ping());
   }
 

@@ -14,6 +14,7 @@ import type {
 } from '../lock-store.interface.js';
 import { RedisLockStore } from '../redis/redis-lock.store.js';
 import { askAll, describeNodes, type NodeAnswer } from './node-calls.js';
+import { NodeConnections } from './node-connections.js';
 import { splitVoteRetry } from '../../policy/wait-policy.js';
 import {
   nodeName,
@@ -40,6 +41,7 @@ export class RedlockLockStore implements LockStore {
   private readonly nodes: RedisLockStore[];
   private readonly names: string[];
   private readonly settings: ResolvedRedlockOptions;
+  private readonly connections: NodeConnections;
 
   constructor(clients: readonly Redis[], options: RedlockLockStoreOptions = {}) {
     this.settings = resolveRedlockOptions(clients, options);
@@ -47,6 +49,7 @@ export class RedlockLockStore implements LockStore {
     this.nodes = clients.map(
       (client) => new RedisLockStore(client, { ownsClient: options.ownsClients }),
     );
+    this.connections = new NodeConnections(clients);
   }
 
   /** How many nodes must agree. */
@@ -61,9 +64,11 @@ export class RedlockLockStore implements LockStore {
 
   /**
    * Connects to every node before the first lock: a connection opened inside an acquire would
-   * spend the per-node timeout on the TCP handshake. Unreachable nodes are not fatal here.
+   * spend the per-node timeout on the TCP handshake. Unreachable nodes are not fatal here. A
+   * client still connecting is waited for: one without an offline queue refuses a ping until then.
    */
   async init(): Promise<void> {
+    await this.connections.allSettled(CONNECT_TIMEOUT);
     await askAll(this.nodes, CONNECT_TIMEOUT, (node) => node.ping());
   }
 
@@ -73,13 +78,17 @@ export class RedlockLockStore implements LockStore {
 
   async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
     const startedAt = performance.now();
+    const { quorum } = this.settings;
+    // Before anything is sent, and counted in the lease: nodes about to be ready are votes.
+    await this.connections.quorumSettled(quorum, this.timeout(request.ttl));
     // No turns: each node would line processes up on its own, and the orders could split votes.
     const perNode = { ...request, takesTurns: false };
+    const connecting = this.connections.connectingNow();
     const calls = this.nodes.map((node) => node.tryAcquire(perNode));
     const answers = await askAll(calls, this.timeout(request.ttl), (call) => call);
     const taken = answers.filter((answer) => answer.ok && answer.value.acquired).length;
     const elapsed = performance.now() - startedAt;
-    if (taken >= this.settings.quorum && elapsed < request.ttl - this.drift(request.ttl)) {
+    if (taken >= quorum && elapsed < request.ttl - this.drift(request.ttl)) {
       this.leaveWhereBusy(request, answers);
       return { acquired: true };
     }
@@ -95,6 +104,11 @@ export class RedlockLockStore implements LockStore {
       answers.map((a) => (a.ok && a.value.acquired ? 'acquired' : 'busy')),
       answers,
     );
+    // Nodes still connecting may answer the next attempt: retried like a split vote, while the
+    // caller's wait allows, as node-redlock retries. Nodes known down make no such promise.
+    if (this.connections.missedWhileConnecting(quorum, answers, connecting)) {
+      return { acquired: false, pttl: splitVoteRetry(request.ttl), nodes };
+    }
     this.requireQuorum(answers, request.keys, 'acquire', nodes);
     const pttls = answers.flatMap((a) =>
       a.ok && !a.value.acquired && a.value.pttl >= 0 ? [a.value.pttl] : [],
@@ -187,11 +201,14 @@ export class RedlockLockStore implements LockStore {
   };
 
   async ping(): Promise<void> {
-    const answers = await askAll(this.nodes, this.settings.nodeTimeout, (node) => node.ping());
+    const { quorum, nodeTimeout } = this.settings;
+    await this.connections.quorumSettled(quorum, nodeTimeout);
+    const answers = await askAll(this.nodes, nodeTimeout, (node) => node.ping());
     this.requireQuorum(answers, [], 'ping');
   }
 
   async close(): Promise<void> {
+    this.connections.dispose();
     await Promise.allSettled(this.nodes.map((node) => node.close()));
   }
 
