@@ -57,7 +57,7 @@ describe('resource leaks', () => {
     });
     // Each lane has a key nobody ever frees, held outside the engine as another process would.
     for (let lane = 0; lane < LANES; lane++) {
-      await redis.probe.set(`lock:busy:${lane}`, 'other-process');
+      await redis.probe.set(`lock:busy:${lane}`, 'other-process', 'PX', 60_000);
     }
 
     const WARM_UP = 10;

@@ -71,7 +71,11 @@ export class LockAcquirer implements AttemptOwner {
     if (this.context.closed) return Promise.reject(shutDown(request.label));
     const id = queueKey(request);
     const entry = this.busyKeys.get(id);
-    if (!entry) return this.tryAlone(request, id);
+    if (!entry) {
+      return marksWriter(request)
+        ? this.tryFirst(request, this.createQueue(request))
+        : this.tryAlone(request, id);
+    }
     const queue = entry instanceof WaitQueue ? entry : this.queueBehind(entry, request);
     if (wait === 0 && queue.full) return Promise.reject(this.refusals.errorFor(request));
     if (wait > 0 && !queue.free) return this.enqueue(request, queue, false);
@@ -104,7 +108,8 @@ export class LockAcquirer implements AttemptOwner {
 
   /** One attempt outside a queue that nobody here holds or waits in; a busy key then queues. */
   private tryFirst(request: LockRequest, queue: WaitQueue): Promise<Lock> {
-    const call = this.attempt(request, undefined, request.startedAt);
+    const marking = marksWriter(request) ? queue.id : undefined;
+    const call = this.attempt(request, marking, request.startedAt);
     // Set before any answer can arrive: answers come in a later tick.
     this.goFirstIn(call, queue);
     return call.promise as Promise<Lock>;
@@ -149,6 +154,8 @@ export class LockAcquirer implements AttemptOwner {
       queue.endOutsideAttempt(false);
       throw this.refusals.errorFor(request);
     }
+    // The store has its mark and listener entry under the queue's id: the queue takes them out.
+    if (marksWriter(request)) queue.joinedLine();
     const waiting = this.enqueue(request, queue, true);
     queue.endOutsideAttempt(false);
     return waiting;
@@ -177,8 +184,8 @@ export class LockAcquirer implements AttemptOwner {
     const { fencing } = request.options;
     const { fullKeys: keys, kind } = request;
     const lease: AcquireRequest = { keys, token, ttl: leaseTtlOf(request), fencing, queue, kind };
-    // Only a writer that will wait holds readers back.
-    if (kind.type === 'write' && request.options.wait > 0) {
+    // Only a writer that will wait holds readers back (see `marksWriter`).
+    if (marksWriter(request)) {
       (lease as { patience?: number }).patience = this.patience;
     }
     this.inFlight++;
@@ -225,4 +232,14 @@ export class LockAcquirer implements AttemptOwner {
     this.busyKeys.set(queueKey(request), queue);
     return queue;
   }
+}
+
+/**
+ * A writer that will wait marks the key, holding new readers back, from its first attempt on.
+ * The mark carries its queue's id, so that the queue takes it out of the store when it stops
+ * waiting; a writer that gave up would otherwise hold readers back for its whole patience. Such
+ * a writer therefore always has a queue, and sends its id with every attempt.
+ */
+function marksWriter({ kind, options }: LockRequest): boolean {
+  return kind.type === 'write' && options.wait > 0;
 }

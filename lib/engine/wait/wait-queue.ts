@@ -21,6 +21,11 @@ export class WaitQueue extends QueueState {
     this.settleIfIdle();
   }
 
+  /** An outside attempt under this queue's id found the key busy: the store may list it. */
+  joinedLine(): void {
+    this.inLine = true;
+  }
+
   /** A lock taken before this queue existed now counts as held here (see `LockAcquirer`). */
   holderJoined(): void {
     this.won();
