@@ -133,12 +133,8 @@ export function checkTargets(
   }
   if (has(5)) {
     const lib = scenarios.find((scenario) => scenario.id === 5)!.cells[0].results[0].figures;
-    add(
-      5,
-      '≤ 1 renewal call per tick per connection',
-      `${f(lib.callsPerTick, 3)} calls/tick`,
-      lib.callsPerTick <= 1,
-    );
+    // "≤ 1 renewal call per round" is withdrawn: one call carrying every lease held Redis for
+    // as long as it took. Calls per round are reported in the scenario's table.
     add(
       5,
       'heap growth ≤ 20 MB (while held)',

@@ -157,10 +157,10 @@ describe('lease renewal', () => {
     expect(types).not.toContain('lost');
   });
 
-  it('renews many locks with one EXTEND call per tick, not one per lock', async () => {
+  it('renews many locks taken together in shared EXTEND calls, not one per lock', async () => {
     const count = 200;
-    // Locks acquired within ttl/6 of each other renew together; 150 ms leaves room for the
-    // 200 acquires to straggle on a loaded machine.
+    // A lease is renewed up to a quarter of its interval early, with those due just before
+    // it: 75 ms leaves room for the 200 acquires to straggle on a loaded machine.
     const ttl = 900;
     // Load EXTEND first: a NOSCRIPT miss would count as an extra EVALSHA in the window.
     await redis.probe.script('LOAD', EXTEND.body);
@@ -185,9 +185,10 @@ describe('lease renewal', () => {
     figure('batching: EVALSHA calls for them', evalsha);
     expect(eval_).toBe(0);
     expect(evalsha).toBeGreaterThanOrEqual(5);
-    // One call per round of `count` renewals; +2 for a call that ran but whose reply (and
-    // events) had not arrived when a snapshot was taken.
-    expect(evalsha).toBeLessThanOrEqual(Math.ceil(renewed / count) + 2);
+    // About one call per round of `count` renewals (two where the acquires straggled past the
+    // quarter interval); +2 for a call that ran but whose reply (and events) had not arrived
+    // when a snapshot was taken.
+    expect(evalsha).toBeLessThanOrEqual(2 * Math.ceil(renewed / count) + 2);
     expect(locks.every((lock) => !lock.signal.aborted)).toBe(true);
     const values = await redis.probe.mget(locks.map((_, i) => `lock:batch:${i}`));
     expect(values).toEqual(locks.map((lock) => lock.token));

@@ -16,9 +16,8 @@ const PLAIN = new Set(
   resolve restart result results retry return run running schedule seen sent set settle settled
   signal since size sleep soon started state step stop storage store string subscribe super take
   the tick time timeout timer timing to token took touch transfer try ttl unreachable unsubscribe
-  unsubscribes until up values wait waited waiting while whose within may heard fn ran readonly`.split(
-    /\s+/,
-  ),
+  unsubscribes until up values wait waited waiting while whose within may heard fn ran readonly
+  child down e library moved new peek push put remove replace scope top`.split(/\s+/),
 );
 
 /** Identifiers declared in a file: classes, types, functions, members, constants. */

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { LeaseExtension } from '../../stores/lock-store.interface.js';
-import { LeaseWatchdog } from './lease-watchdog.js';
+import { LeaseWatchdog, TASK_SLICE } from './lease-watchdog.js';
 import type { WatchedLease } from './watched-lease.js';
 
 interface Round {
@@ -53,27 +53,45 @@ describe('LeaseWatchdog rounds', () => {
     jest.useRealTimers();
   });
 
-  it('renews a lease taken just before a round in that round, not in a call of its own', async () => {
+  it('renews a lease with those due up to a quarter of its interval before it, and no earlier', async () => {
     watch('a', 3_000);
-    await jest.advanceTimersByTimeAsync(900);
-    watch('b', 3_000);
+    await jest.advanceTimersByTimeAsync(200);
+    watch('b', 3_000); // due at 1,200: within 250 ms of a's 1,000
+    await jest.advanceTimersByTimeAsync(300);
+    watch('c', 3_000); // due at 1,500: too late for a's call
     await jest.advanceTimersByTimeAsync(1_100);
 
     expect(rounds).toEqual([
       { at: 1_000, keys: ['a', 'b'] },
-      { at: 2_000, keys: ['a', 'b'] },
+      { at: 1_500, keys: ['c'] },
     ]);
   });
 
-  it('keeps to one call per interval while new leases arrive all the time', async () => {
-    // A lease every 100 ms for 10 s, all held: with a 1 s interval, 10 rounds at most.
+  it(`renews the leases due at once in calls of at most ${TASK_SLICE}, one per task`, async () => {
+    const many = 2 * TASK_SLICE + 50;
+    for (let i = 0; i < many; i++) watch(`k${i}`, 3_000);
+    await jest.advanceTimersByTimeAsync(1_000);
+    // The slices after the first run in the tasks that follow, one each.
+    for (let task = 0; task < 3; task++) await jest.advanceTimersByTimeAsync(1);
+
+    expect(rounds.map((round) => round.keys.length)).toEqual([TASK_SLICE, TASK_SLICE, 50]);
+    expect(new Set(rounds.flatMap((round) => round.keys)).size).toBe(many);
+    expect(lost).toEqual([]);
+  });
+
+  it('keeps every lease of a long burst renewed, each on its own schedule', async () => {
+    // A lease every 100 ms for 10 s, all held.
     for (let i = 0; i < 100; i++) {
       watch(`k${i}`, 3_000);
       await jest.advanceTimersByTimeAsync(100);
     }
 
-    expect(rounds.length).toBeLessThanOrEqual(10);
-    expect(rounds.at(-1)!.keys).toHaveLength(100);
+    // Lease i came at 100·i ms and is renewed every 1 s from then, up to 250 ms early.
+    const renewals = rounds.flatMap((round) => round.keys);
+    expect(new Set(renewals).size).toBeGreaterThanOrEqual(91);
+    // Each renewal is at most 250 ms early, so no lease is renewed more than once a 750 ms.
+    expect(renewals.filter((key) => key === 'k0').length).toBeLessThanOrEqual(13);
+    expect(rounds.length).toBeLessThan(renewals.length / 2);
     expect(lost).toEqual([]);
   });
 

@@ -1,6 +1,8 @@
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { ExtendResult, LeaseExtension } from '../../stores/lock-store.interface.js';
+import { DueHeap } from './due-heap.js';
 import {
+  dueAt,
   interval,
   lossReason,
   renewable,
@@ -20,47 +22,54 @@ export interface WatchdogHooks {
 }
 
 /**
- * One timer for every held lease. It renews auto-renewed leases every ttl/3, in rounds of one
- * store call each, and declares a lease lost when renewal says it is gone or when its local
- * deadline passes (renewal failed, `maxHold`, or no auto-renewal). It owns each lease's
- * deadline, which follows every PEXPIRE sent for it (`extending`, `extended`).
+ * Most leases one task of the watchdog looks at, and one renewal call carries, so that neither
+ * this process's event loop nor the store is held up for long (the Redis store cuts a call
+ * into commands of a bounded size itself).
+ */
+export const TASK_SLICE = 1_000;
+
+/**
+ * One timer for every held lease. Each auto-renewed lease is renewed about ttl/3 after its own
+ * last renewal (up to a quarter of that early, to share a call with the leases due just
+ * before it); a lease is lost when renewal says it is
+ * gone or when its local deadline passes (renewal failed, `maxHold`, or no auto-renewal). The
+ * leases wait in a heap by when they are next due, so a tick looks only at those, a slice of
+ * them per task. The watchdog owns each lease's deadline, which follows every PEXPIRE sent for
+ * it (`extending`, `extended`).
  */
 export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
-  /**
-   * In no order: a lease leaves by swapping the last entry into its slot. A map would have to
-   * hash every new lease, which costs more than the rest of watching it.
-   */
-  private readonly entries: WatchEntry[] = [];
+  private readonly due = new DueHeap<WatchEntry>();
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
 
   constructor(private readonly hooks: WatchdogHooks) {}
 
   get size(): number {
-    return this.entries.length;
+    return this.due.size;
   }
 
   /** Every lease watched now. */
   leases(): L[] {
-    return this.entries.map((entry) => entry.lease as L);
+    return this.due.all().map((entry) => entry.lease as L);
   }
 
   add(lease: L, now = performance.now()): void {
-    const renewAt = now + interval(lease);
-    this.place(lease, renewAt, false);
-    this.arm(lease.autoRenew ? Math.min(renewAt, lease.expiresAt) : lease.expiresAt);
+    const entry = newEntry(lease, now + interval(lease), false);
+    entry.dueAt = dueAt(entry, now);
+    this.due.push(entry);
+    this.arm(entry.dueAt);
   }
 
   /**
    * Watches `to` in place of `from`, the same lease in the store under a new holder, on the
-   * same renewal schedule: no timer work, as this is the hot path of a local hand-off.
+   * same schedule, in the same place: no timer work, as this is the hot path of a local hand-off.
    */
   transfer(from: WatchedLease, to: L): void {
     const entry = from.watch;
     if (!entry) return this.add(to);
-    this.delete(from);
+    from.watch = undefined;
     // A renewal in flight answers for `from`; `to` keeps the deadline it inherited meanwhile.
-    this.place(to, entry.renewAt, entry.unreachable);
+    this.due.replace(entry, newEntry(to, entry.renewAt, entry.unreachable));
   }
 
   /**
@@ -71,8 +80,12 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   extending(lease: WatchedLease, sentAt: number, ttl: number): number {
     const entry = lease.watch;
     if (!entry) return 0;
-    lease.expiresAt = Math.min(lease.expiresAt, this.hooks.leaseEnd(sentAt, ttl));
-    this.arm(lease.expiresAt);
+    const end = this.hooks.leaseEnd(sentAt, ttl);
+    // A renewal (the lock's ttl, once more) leaves the deadline, and its place, as they are.
+    if (end < lease.expiresAt) {
+      lease.expiresAt = end;
+      this.reschedule(entry, sentAt);
+    }
     return ++entry.sent;
   }
 
@@ -88,7 +101,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     lease.expiresAt = sent === entry.sent ? end : Math.min(lease.expiresAt, end);
     entry.unreachable = false;
     entry.renewAt = sentAt + interval(lease);
-    this.arm(Math.min(entry.renewAt, lease.expiresAt));
+    this.reschedule(entry);
   }
 
   /**
@@ -99,58 +112,50 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     const entry = lease.watch;
     if (!entry) return;
     lease.watch = undefined;
-    const last = this.entries.pop()!;
-    if (last === entry) return;
-    this.entries[entry.slot] = last;
-    last.slot = entry.slot;
+    this.due.remove(entry);
   }
 
   stop(): void {
-    for (const entry of this.entries) entry.lease.watch = undefined;
-    this.entries.length = 0;
+    for (const entry of this.due.all()) entry.lease.watch = undefined;
+    this.due.clear();
     this.stopTimer();
   }
 
-  private place(lease: WatchedLease, renewAt: number, unreachable: boolean): void {
-    const slot = this.entries.length;
-    lease.watch = { lease, slot, renewAt, renewing: false, unreachable, sent: 0 };
-    this.entries.push(lease.watch);
+  private reschedule(entry: WatchEntry, now = performance.now()): void {
+    entry.dueAt = dueAt(entry, now);
+    this.due.moved(entry);
+    this.arm(entry.dueAt);
   }
 
+  /** Takes the leases due now off the top of the heap, a slice per task. */
   private tick(): void {
     this.timer = undefined;
     this.timerAt = Infinity;
     const now = performance.now();
-    // The shortest interval among the leases due now; none are when the timer fired for a
-    // deadline alone, and then nothing is renewed.
-    let round = Infinity;
-    // From the end: a lease that leaves swaps in the last entry, which was already seen.
-    for (let slot = this.entries.length - 1; slot >= 0; slot--) {
-      const entry = this.entries[slot];
-      if (!entry) continue;
-      const { lease } = entry;
+    const round: WatchedLease[] = [];
+    let top = this.due.peek();
+    for (let seen = 0; top && seen < TASK_SLICE; seen++) {
+      const { lease } = top;
       if (now >= lease.expiresAt) {
         this.delete(lease);
-        this.hooks.lost(lease, lossReason(lease, entry, now));
-      } else if (renewable(lease, entry, now) && entry.renewAt <= now) {
-        round = Math.min(round, interval(lease));
+        this.hooks.lost(lease, lossReason(lease, top, now));
+      } else if (renewable(lease, top, now) && top.renewAt <= now + interval(lease) / 4) {
+        // Renewed a little early, it shares this call with the leases due just before it.
+        top.renewing = true;
+        round.push(lease);
+      } else if (top.dueAt > now) {
+        break;
       }
+      // Renewing (or not renewable any more), it is next due at its deadline.
+      if (lease.watch === top) this.reschedule(top, now);
+      top = this.due.peek();
     }
-    if (round < Infinity) this.renew(this.dueBefore(now + round, now), now);
-    this.schedule();
-  }
-
-  /**
-   * Every renewable lease that would fall due before `horizon`, the next round: renewed early,
-   * at the price of a PEXPIRE inside this round's call, instead of in a call of its own. Leases
-   * taken at different times (a burst, or a steady stream) thus share one call per interval.
-   */
-  private dueBefore(horizon: number, now: number): WatchedLease[] {
-    const due: WatchedLease[] = [];
-    for (const entry of this.entries) {
-      if (renewable(entry.lease, entry, now) && entry.renewAt < horizon) due.push(entry.lease);
+    if (round.length > 0) this.renew(round, now);
+    if (top && top.dueAt <= now) {
+      inLibraryScope(() => setImmediate(() => this.tick()).unref());
+    } else if (top) {
+      this.arm(top.dueAt);
     }
-    return due;
   }
 
   private renew(due: WatchedLease[], sentAt: number): void {
@@ -160,10 +165,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
       kind: lease.kind,
       ttl: renewalTtl(lease, sentAt),
     }));
-    const sent = due.map((lease, i) => {
-      lease.watch!.renewing = true;
-      return this.extending(lease, sentAt, requests[i].ttl);
-    });
+    const sent = due.map((lease, i) => this.extending(lease, sentAt, requests[i].ttl));
     this.hooks
       .extend(requests)
       .then(
@@ -176,7 +178,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
           for (const lease of due) this.retrySoon(lease);
         },
       )
-      .finally(() => this.schedule());
+      .catch((error: unknown) => this.hooks.failed(error));
   }
 
   private settle(
@@ -204,21 +206,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     entry.renewing = false;
     entry.unreachable = true;
     entry.renewAt = performance.now() + Math.max(10, interval(lease) / 4);
-  }
-
-  /** Recomputes the next wake-up from every lease (after a tick or a renewal answer). */
-  private schedule(): void {
-    let next = Infinity;
-    const now = performance.now();
-    for (const entry of this.entries) {
-      const { lease } = entry;
-      const at = renewable(lease, entry, now)
-        ? Math.min(entry.renewAt, lease.expiresAt)
-        : lease.expiresAt;
-      if (at < next) next = at;
-    }
-    this.stopTimer();
-    this.arm(next);
+    this.reschedule(entry);
   }
 
   /** Makes sure the timer fires by `at`; cheap when it already does, as for most new leases. */
@@ -235,4 +223,18 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.timer = undefined;
     this.timerAt = Infinity;
   }
+}
+
+function newEntry(lease: WatchedLease, renewAt: number, unreachable: boolean): WatchEntry {
+  const entry: WatchEntry = {
+    lease,
+    renewAt,
+    unreachable,
+    renewing: false,
+    sent: 0,
+    dueAt: 0,
+    slot: -1,
+  };
+  lease.watch = entry;
+  return entry;
 }

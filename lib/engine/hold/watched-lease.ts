@@ -1,5 +1,6 @@
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
+import type { DueEntry } from './due-heap.js';
 
 /** What the watchdog needs to know about a held lease. Times are `performance.now()` ms. */
 export interface WatchedLease {
@@ -17,10 +18,9 @@ export interface WatchedLease {
   watch?: WatchEntry;
 }
 
-/** A watched lease's renewal schedule, and its place in the watchdog's list. */
-export interface WatchEntry {
+/** A watched lease's renewal schedule, and its place in the watchdog's heap. */
+export interface WatchEntry extends DueEntry {
   readonly lease: WatchedLease;
-  slot: number;
   renewAt: number;
   renewing: boolean;
   unreachable: boolean;
@@ -35,6 +35,14 @@ export function interval(lease: WatchedLease): number {
 
 export function renewable(lease: WatchedLease, entry: WatchEntry, now: number): boolean {
   return lease.autoRenew && !entry.renewing && now < lease.holdUntil;
+}
+
+/** When the watchdog must next look at a lease: its renewal, or else its deadline. */
+export function dueAt(entry: WatchEntry, now: number): number {
+  const { lease, renewAt } = entry;
+  return renewable(lease, entry, Math.max(now, renewAt))
+    ? Math.min(renewAt, lease.expiresAt)
+    : lease.expiresAt;
 }
 
 /** The lease to ask for at `now`: `ttl`, but never past `maxHold`. */
