@@ -18,6 +18,15 @@ export interface Durations {
   readonly multiProcessMs: number;
   readonly heldLocksMs: number;
   readonly heldLocks: number;
+  /** Scenario 7: locks taken and held at once, and how long they are held. */
+  readonly scaleLocks: number;
+  readonly scaleHoldMs: number;
+  /** Scenario 8: busy keys handed over to a waiter in another process. */
+  readonly handOverKeys: number;
+  /** Scenario 8: the window the releases are spread over in its first cell. */
+  readonly handOverSpreadMs: number;
+  /** Scenario 9: how long each large holder set churns. */
+  readonly holderSetMs: number;
 }
 
 /**
@@ -25,9 +34,9 @@ export interface Durations {
  * than a few long ones, let those swings fall on every contender alike and the median drop
  * them. Scenario 5 is a 15 s steady state, where three are enough.
  */
-const FULL_REPS = { 1: 9, 2: 5, 3: 5, 4: 5, 5: 3, 6: 5 };
-const QUICK_REPS = { 1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1 };
-const SCENARIOS = [1, 2, 3, 4, 5, 6];
+const FULL_REPS = { 1: 9, 2: 5, 3: 5, 4: 5, 5: 3, 6: 5, 7: 3, 8: 3, 9: 1 };
+const QUICK_REPS = { 1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1, 8: 1, 9: 1 };
+const SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 const FULL: Durations = {
   warmUpMs: 1_000,
@@ -36,6 +45,11 @@ const FULL: Durations = {
   multiProcessMs: 2_000,
   heldLocksMs: 15_000,
   heldLocks: 10_000,
+  scaleLocks: 100_000,
+  scaleHoldMs: 60_000,
+  handOverKeys: 10_000,
+  handOverSpreadMs: 5_000,
+  holderSetMs: 5_000,
 };
 
 const QUICK: Durations = {
@@ -45,14 +59,19 @@ const QUICK: Durations = {
   multiProcessMs: 800,
   heldLocksMs: 3_000,
   heldLocks: 10_000,
+  scaleLocks: 20_000,
+  scaleHoldMs: 5_000,
+  handOverKeys: 2_000,
+  handOverSpreadMs: 1_000,
+  holderSetMs: 2_000,
 };
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--json] [--scenario N]... [--reps N] [--write-results]
   --quick          about a minute: 1-2 repetitions, short cells (full run: ~10 min)
   --json           print the results as JSON on stdout (tables and progress go to stderr)
-  --scenario N     run only scenario N (1-6); repeat the flag for several
-  --reps N         repetitions per cell in every scenario (default by scenario 1-6: 9, 5, 5, 5, 3,
-                   5; quick: 2, 1, 1, 1, 1, 1)
+  --scenario N     run only scenario N (1-9); repeat the flag for several
+  --reps N         repetitions per cell in every scenario (default by scenario 1-9: 9, 5, 5, 5, 3,
+                   5, 3, 3, 1; quick: 2, then 1; the 60 s hold of scenario 7 runs once)
   --write-results  write bench/RESULTS.md even for a quick or partial run
   REDIS_URL=...    use that server instead of starting a redis-server`;
 

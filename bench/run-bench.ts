@@ -19,6 +19,9 @@ import { runMultiProcess } from './scenario-3-multi-process.js';
 import { runFlashSale } from './scenario-4-flash-sale.js';
 import { runHeldLocks } from './scenario-5-held-locks.js';
 import { runLockFamily } from './scenario-6-lock-family.js';
+import { runHeldAtScale } from './scenario-7-held-at-scale.js';
+import { runHandOverAtScale } from './scenario-8-hand-over-at-scale.js';
+import { runHolderSetsAtScale } from './scenario-9-holder-sets-at-scale.js';
 import { checkTargets } from './targets.js';
 
 const SCENARIOS: Record<number, (context: ScenarioContext) => Promise<ScenarioResult>> = {
@@ -28,6 +31,9 @@ const SCENARIOS: Record<number, (context: ScenarioContext) => Promise<ScenarioRe
   4: runFlashSale,
   5: runHeldLocks,
   6: runLockFamily,
+  7: runHeldAtScale,
+  8: runHandOverAtScale,
+  9: runHolderSetsAtScale,
 };
 
 async function main(): Promise<void> {

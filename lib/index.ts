@@ -32,7 +32,13 @@ export {
   type ExtendTrace,
   type TraceOutcome,
 } from './engine/lock-tracing.js';
-export { fencedWrite, type FencedWrite, type RedisWrite } from './stores/redis/fenced-write.js';
+export {
+  fencedWrite,
+  MAX_FENCED_WRITES,
+  type FencedWrite,
+  type RedisWrite,
+} from './stores/redis/fenced-write.js';
+export { MAX_KEYS_PER_LOCK } from './engine/request/lock-key.validation.js';
 export {
   LockError,
   LockBusyError,

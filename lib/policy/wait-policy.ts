@@ -23,6 +23,19 @@ export const TURN_GRACE = 500;
 export const WAITERS_LIFETIME = 60_000;
 
 /**
+ * Most attempts a second that the waiters of one process make when no notification wakes them.
+ * Past `POLLS_PER_SECOND × pollCap / 1000` keys waited on at once, their sleeps lengthen so
+ * that together they stay within it: 10,000 waiting keys would otherwise send 10,000 commands a
+ * second just to look, when the release notifications already wake them.
+ */
+export const POLLS_PER_SECOND = 200;
+
+/** The longest sleep of a waiter while `waiting` keys are waited on in its process (ms). */
+export function pollInterval(pollCap: number, waiting: number): number {
+  return Math.max(pollCap, (waiting * 1000) / POLLS_PER_SECOND);
+}
+
+/**
  * A waiter's sleep after a failed attempt, when no notification wakes it first: until the
  * holder's lease ends (`pttl`; unknown when negative), capped at `pollCap`, plus jitter so that
  * waiters in several processes do not retry in step.

@@ -1,5 +1,5 @@
-import { LockKeyError } from '../../errors/lock.errors.js';
-import { MAX_KEY_BYTES, validateLockKeys } from './lock-key.validation.js';
+import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
+import { MAX_KEY_BYTES, MAX_KEYS_PER_LOCK, validateLockKeys } from './lock-key.validation.js';
 
 function rejection(key: unknown): LockKeyError {
   try {
@@ -95,6 +95,26 @@ describe('validateLockKeys', () => {
       ['an over-long key', ['a', 'k'.repeat(MAX_KEY_BYTES + 1)]],
     ])('rejects the whole list for %s', (_name, keys) => {
       expect(() => validateLockKeys(keys)).toThrow(LockKeyError);
+    });
+
+    const keys = (count: number): string[] => Array.from({ length: count }, (_, i) => `k${i}`);
+
+    it('accepts MAX_KEYS_PER_LOCK keys', () => {
+      expect(validateLockKeys(keys(MAX_KEYS_PER_LOCK))).toHaveLength(MAX_KEYS_PER_LOCK);
+    });
+
+    it('refuses one key more with LockOptionsError, naming the limit', () => {
+      const refuse = (): unknown => validateLockKeys(keys(MAX_KEYS_PER_LOCK + 1));
+
+      expect(refuse).toThrow(LockOptionsError);
+      expect(refuse).toThrow(
+        `at most ${MAX_KEYS_PER_LOCK} keys (MAX_KEYS_PER_LOCK), got ${MAX_KEYS_PER_LOCK + 1}`,
+      );
+    });
+
+    it('counts distinct keys: duplicates cost Redis nothing', () => {
+      const list = [...keys(MAX_KEYS_PER_LOCK), ...keys(MAX_KEYS_PER_LOCK)];
+      expect(validateLockKeys(list)).toHaveLength(MAX_KEYS_PER_LOCK);
     });
   });
 });

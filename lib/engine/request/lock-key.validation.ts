@@ -1,8 +1,15 @@
-import { LockKeyError } from '../../errors/lock.errors.js';
+import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
 import { describe } from './lock-options.validation.js';
 
 /** Longest key name accepted, in UTF-8 bytes. */
 export const MAX_KEY_BYTES = 1024;
+
+/**
+ * The most keys one lock takes. A multi-key lock's acquire and release are each one script that
+ * works through every key (and its fence counter and turn list) while Redis serves nobody else;
+ * this keeps that call short.
+ */
+export const MAX_KEYS_PER_LOCK = 50;
 
 const controlCharacter = /\p{Cc}/u;
 
@@ -38,7 +45,14 @@ export function validateLockKeys(key: unknown): readonly string[] {
     // Indexed: `forEach` skips the holes of a sparse array, which would become "undefined".
     for (let i = 0; i < key.length; i++) validateLockKey(key[i]);
     // Order is kept: `lock.fence` is the first key's fence, so callers choose which one it is.
-    return [...new Set(key as string[])];
+    const names = [...new Set(key as string[])];
+    if (names.length > MAX_KEYS_PER_LOCK) {
+      throw new LockOptionsError(
+        `A lock takes at most ${MAX_KEYS_PER_LOCK} keys (MAX_KEYS_PER_LOCK), got ${names.length}. ` +
+          'Lock a coarser key, or take the keys in several locks, always in the same order.',
+      );
+    }
+    return names;
   }
   validateLockKey(key);
   return [key as string];

@@ -1,3 +1,4 @@
+import { pollInterval } from '../../policy/wait-policy.js';
 import type { ReleaseListener } from '../../stores/lock-store.interface.js';
 import type { EngineContext } from '../engine-context.js';
 import type { WaitQueue } from './wait-queue.js';
@@ -11,6 +12,8 @@ export function createQueueDriver(
   context: EngineContext,
   idle: (queue: WaitQueue) => void,
 ): QueueDriver {
+  const { pollCap } = context.config;
+  let waiting = 0;
   return {
     subscribe: (queue, onRelease) => subscribeToReleases(context, queue, onRelease),
     leaveTurns: (queue) => {
@@ -18,7 +21,8 @@ export function createQueueDriver(
     },
     discard: (queue, grant) => context.giveBack(queue.keys, grant.token, queue.kind),
     idle,
-    pollCap: context.config.pollCap,
+    pollCapOf: (queue) => (queue.kind.type === 'write' ? pollCap : pollInterval(pollCap, waiting)),
+    waiting: (change) => void (waiting += change),
     localHandoffs: context.localGrants ? context.config.localHandoffs : 0,
     turnGrace: context.store.waiters?.turnGrace,
   };

@@ -129,13 +129,14 @@ export class WaitQueue extends QueueState {
 
   private async run(): Promise<void> {
     this.running = true;
+    this.driver.waiting(1);
     try {
       while (this.waiters.length > 0) {
         if (this.full || this.silence.outside > 0) {
           // Listen already: a release here may hand this queue's turn to another process, and
           // the call back to this queue must not go unheard.
           if (!this.unsubscribe && !(await this.listen())) continue;
-          await this.latch.wait(this.driver.pollCap);
+          await this.latch.wait(this.driver.pollCapOf(this));
           continue;
         }
         this.latch.clear();
@@ -143,10 +144,11 @@ export class WaitQueue extends QueueState {
         const outcome = await this.attempt(head);
         if (!outcome) continue;
         if ('grant' in outcome) this.hand(head, outcome.grant);
-        else await this.latch.wait(fallbackDelay(outcome.pttl, this.driver.pollCap));
+        else await this.latch.wait(fallbackDelay(outcome.pttl, this.driver.pollCapOf(this)));
       }
     } finally {
       this.running = false;
+      this.driver.waiting(-1);
       if (this.inLine) this.driver.leaveTurns(this);
       this.inLine = false;
       this.settleIfIdle();

@@ -43,8 +43,14 @@ export interface QueueDriver {
   discard(queue: WaitQueue, grant: Grant): void;
   /** The queue has no waiter, no holder and nothing in flight. */
   idle(queue: WaitQueue): void;
-  /** Longest sleep between attempts when no notification comes. */
-  readonly pollCap: number;
+  /**
+   * Longest sleep of `queue` between attempts when no notification comes: `pollCap`, longer
+   * while many queues wait at once (see `pollInterval`), except for a writer, whose mark holds
+   * readers back only as long as it keeps trying.
+   */
+  pollCapOf(queue: WaitQueue): number;
+  /** Counts the queues that wait (`1` when one starts, `-1` when it ends). */
+  waiting(change: 1 | -1): void;
   /** Most hand-offs in a row that keep a lock inside this process (see `localTaker`). */
   readonly localHandoffs: number;
   /** How long the store keeps a key for a process whose turn it is, if it keeps turns. */

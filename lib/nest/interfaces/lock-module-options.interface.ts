@@ -71,7 +71,10 @@ export interface LockModuleOptions {
   busyStatusCode?: number;
   /**
    * Longest a waiter sleeps between attempts when no release notification arrives (a lost
-   * message, or a holder that let its lease run out). Waiters are normally woken at once.
+   * message, or a holder that let its lease run out). Waiters are normally woken at once. While
+   * more than `pollCap / 5` keys (200 at the default) are waited on in one process, their
+   * sleeps lengthen so that together they make at most 200 such attempts a second; a waiter
+   * still tries as soon as the holder's lease would end.
    * @default 1000
    */
   pollCap?: number;

@@ -6,6 +6,12 @@ import { COMPANION_SEPARATOR, companionKey } from './key-slots.js';
 import { directSender } from './command-sender.js';
 import { runScript } from './script-runner.js';
 
+/**
+ * The most writes one `fencedWrite` call carries. They run in one script, which Redis serves
+ * nobody else during; send more as several calls, each with its own id.
+ */
+export const MAX_FENCED_WRITES = 100;
+
 /** One Redis write command: `[command, key, ...arguments]`, e.g. `['HSET', 'orders', id, user]`. */
 export type RedisWrite = readonly [command: string, key: string, ...args: (string | number)[]];
 
@@ -17,13 +23,17 @@ export interface FencedWrite {
    * same hash tag as the written keys (e.g. `stock:{42}:fence` next to `stock:{42}`).
    */
   readonly fenceKey: string;
-  /** Applied atomically, in order, if and only if the fence is not stale. */
+  /**
+   * Applied atomically, in order, if and only if the fence is not stale. At most
+   * {@link MAX_FENCED_WRITES}; each costs Redis what the command itself costs.
+   */
   readonly writes: readonly RedisWrite[];
   /**
    * Names this write, so that sending it again applies nothing and returns the first result.
    * ioredis resends commands whose reply a dropped connection lost; pass your own id (an order
    * id, a message id) to make your own retries safe too. Ids are remembered per resource while
-   * its fence stays the same (the last 1000, for 10 minutes after the last write).
+   * its fence stays the same (up to 1000, all forgotten past that, and 10 minutes after the last
+   * write).
    * @default a new random id per call: a resend is safe, a retry by a new call is not
    */
   readonly id?: string;
@@ -95,6 +105,12 @@ function checkFencedWrite(
     typeof write[0] === 'string' &&
     typeof write[1] === 'string' &&
     write[1].length > 0;
+  if (Array.isArray(writes) && writes.length > MAX_FENCED_WRITES) {
+    throw new LockOptionsError(
+      `fencedWrite takes at most ${MAX_FENCED_WRITES} writes (MAX_FENCED_WRITES), got ${writes.length}. ` +
+        'Split them into several calls, each with its own id.',
+    );
+  }
   if (!Array.isArray(writes) || writes.length === 0 || !writes.every(valid)) {
     throw new LockOptionsError(
       'fencedWrite needs "writes": a non-empty array of [command, key, ...args].',

@@ -51,7 +51,7 @@ for i = 1, n do
   local pttl = -2
   local holder = holder_of(KEYS[i])
   if holder == '' then return {-1, held_as(KEYS[i])} end
-  if holder ~= ARGV[1] then pttl = redis.call('PTTL', KEYS[i]) end
+  if holder and holder ~= ARGV[1] then pttl = redis.call('PTTL', KEYS[i]) end
   if pttl ~= -2 then
     if listener then join_line(KEYS[lines + i], listener) end
     if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end

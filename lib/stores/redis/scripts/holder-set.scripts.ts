@@ -1,6 +1,9 @@
 import { CHANNEL_OF, JOIN_LINE, NEXT_FENCE } from './lua-helpers.js';
 import { lua, publishing } from './lua-script.js';
 
+/** The most ended leases one script drops from a holder set; the rest go in later calls. */
+export const PRUNE_SLICE = 200;
+
 /*
  * Semaphores and read-write locks keep their holders in one sorted set at the lock key (a
  * holder set): each member is a holder's token behind a letter that says how it holds, 's'
@@ -10,9 +13,14 @@ import { lua, publishing } from './lua-script.js';
  * with its longest live lease, which every script that moves a lease end keeps true. A lock key
  * is thus a string for a mutex and a sorted set for the other kinds, so that no two kinds can
  * hold one key at once, and each sees how the other holds it.
- * `now_ms` reads the server clock; `prune` drops ended leases and returns the live holder count
- * and the last member (the limit, if any); `follow_leases` sets the key to expire with its
- * longest live lease, or deletes it when none is left.
+ * `now_ms` reads the server clock; `prune` returns the live holder count, exact however many
+ * ended leases the set still holds, and the last member (the limit, if any, else the longest
+ * lease), and drops the ended leases that ended first, at most PRUNE_SLICE a call (the set is
+ * scored by lease end); with no live holder left it drops none, as the caller unlinks the set.
+ * `first_live` gives the live lease that ends first, and its end; `follow_leases` sets the key
+ * to expire with its longest live lease, or unlinks it when none is left. Each is O(log n) in
+ * the set's size, plus the members it drops; UNLINK frees a set still full of ended leases away
+ * from Redis's main thread.
  */
 const HOLDER_SET = `
 local function now_ms()
@@ -20,18 +28,24 @@ local function now_ms()
   return t[1] * 1000 + math.floor(t[2] / 1000)
 end
 local function prune(key, now)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  local count = redis.call('ZCARD', key)
+  local ended = redis.call('ZCOUNT', key, '-inf', now)
+  local count = redis.call('ZCARD', key) - ended
   local last = redis.call('ZRANGE', key, -1, -1)[1]
   if last and string.byte(last) == 76 then count = count - 1 end
+  if count > 0 and ended > 0 then
+    redis.call('ZREMRANGEBYRANK', key, 0, math.min(ended, ${PRUNE_SLICE}) - 1)
+  end
   return count, last
+end
+local function first_live(key, now)
+  return redis.call('ZRANGEBYSCORE', key, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 end
 local function follow_leases(key, now)
   local ends = redis.call('ZREVRANGEBYSCORE', key, '(+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]
   if ends and tonumber(ends) > now then
     redis.call('PEXPIRE', key, tonumber(ends) - now)
   else
-    redis.call('DEL', key)
+    redis.call('UNLINK', key)
   end
 end
 `;
@@ -58,19 +72,18 @@ local now = now_ms()
 local count, last = prune(key, now)
 -- Kinds and limits are those of live holders only: a set without any (a semaphore's limit
 -- left behind) holds nothing, and is started afresh.
-if count == 0 and last then redis.call('DEL', key) end
+if count == 0 and last then redis.call('UNLINK', key) end
 if count > 0 then
   local limited = string.byte(last) == 76
   if kind == 's' and last ~= 'L' .. ARGV[3] then return {-1, limited and last or 'RW'} end
   if kind ~= 's' and limited then return {-1, last} end
 end
 local busy
-if redis.call('ZSCORE', key, member) then
+local mine = redis.call('ZSCORE', key, member)
+if mine and tonumber(mine) > now then
   busy = nil -- taken before, and this attempt sent again
 elseif kind == 's' then
-  if count >= tonumber(ARGV[3]) then
-    busy = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2] - now
-  end
+  if count >= tonumber(ARGV[3]) then busy = first_live(key, now)[2] - now end
 elseif kind == 'w' then
   if count > 0 then
     busy = redis.call('PTTL', key)
@@ -79,7 +92,7 @@ elseif kind == 'w' then
     end
   end
 else
-  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local first = first_live(key, now)
   if first[1] and string.byte(first[1]) == 119 then
     busy = first[2] - now
   else
@@ -124,7 +137,7 @@ elseif ends then
   local now = now_ms()
   if tonumber(ends) > now then outcome = 1 end
   -- A semaphore's limit goes with its last live holder; the key lives as long as the longest.
-  if prune(key, now) == 0 then redis.call('DEL', key) else follow_leases(key, now) end
+  if prune(key, now) == 0 then redis.call('UNLINK', key) else follow_leases(key, now) end
 end
 if ARGV[2] == '1' or redis.call('EXISTS', KEYS[2]) == 0 then return outcome + 1 end
 ${CHANNEL_OF}

@@ -1,19 +1,28 @@
 import { TURN_GRACE, WAITERS_LIFETIME } from '../../../policy/wait-policy.js';
 
 /**
+ * The most entries a turn list holds. Every scan of a list (`LPOS`, `LREM`) is then bounded,
+ * and so is each call, a multi-key one too (see MAX_KEYS_PER_LOCK). A queue that finds the list
+ * full is not lined up: it still hears every release that wakes the others, and polls.
+ */
+export const MAX_IN_LINE = 128;
+
+/**
  * A key's turn list holds, in order of arrival, everyone a release must wake: queue ids of
  * processes waiting their turn, and '*' .. queue id for listeners, queues that take no turns
  * (multi-key and Redlock locks) but want the next release. An empty list means nobody else
  * waits, so a release then publishes nothing: PUBLISH is the dearest part of a release.
  * The helpers are Lua closures, made anew on every run of a script that defines them, so the
  * scripts define them after their common path and only those they use.
- * `join_line` puts an entry at the end unless it is already in the list. It is the only way a
- * script adds to a turn list, and it re-arms the list's expiry each time: a list that a pop
- * emptied (and Redis deleted) comes back with one.
+ * `join_line` puts an entry at the end unless it is already in the list or the list is full
+ * (MAX_IN_LINE). It is the only way a script adds to a turn list, and it re-arms the list's
+ * expiry each time: a list that a pop emptied (and Redis deleted) comes back with one.
  */
 export const JOIN_LINE = `
 local function join_line(turns_key, entry)
-  if not redis.call('LPOS', turns_key, entry) then redis.call('RPUSH', turns_key, entry) end
+  if redis.call('LLEN', turns_key) < ${MAX_IN_LINE} and not redis.call('LPOS', turns_key, entry) then
+    redis.call('RPUSH', turns_key, entry)
+  end
   redis.call('PEXPIRE', turns_key, ${WAITERS_LIFETIME})
 end
 `;
@@ -32,6 +41,12 @@ end
 export const LINE_LOOKAHEAD = 64;
 
 /**
+ * The most turn-list entries one release call looks at over all its keys: a release of n keys
+ * looks at most this / n entries of each list (and at most LINE_LOOKAHEAD).
+ */
+export const CALL_LOOKAHEAD = 512;
+
+/**
  * `pass_turn` gives the released key to the first process in line, taking out of the list
  * every entry before it: the releasing queue (`own`: it just had its turn) and listeners ('*'
  * is byte 42). Listeners are woken by the release's notification whoever gets the key, and one
@@ -39,24 +54,36 @@ export const LINE_LOOKAHEAD = 64;
  * process died is thus dropped, and never holds up the processes behind it. The process in line
  * gets the key in its turn: the key holds 'turn:' .. id for TURN_GRACE ms, a reservation that
  * only that queue's acquire may replace. Returns that id; '' when only listeners were in the
- * way (wake them all, give no turn); or false when nobody else waits. At most LINE_LOOKAHEAD
+ * way (wake them all, give no turn); or false when nobody else waits. At most `lookahead`
  * entries are looked at: past that many listeners the release wakes everyone, the process in
- * line included.
+ * line included. `lookahead_of(n)` is that many for each key of a release of n keys (see
+ * LINE_LOOKAHEAD and CALL_LOOKAHEAD).
  * It also defines `channel_of` (see CHANNEL_OF).
  */
 export const PASS_TURN = `
-local function pass_turn(lock_key, turns_key, own)
+local function lookahead_of(n)
+  return math.max(1, math.min(${LINE_LOOKAHEAD}, math.floor(${CALL_LOOKAHEAD} / n)))
+end
+local function pass_turn(lock_key, turns_key, own, lookahead)
+  local line = {redis.call('LPOP', turns_key)}
+  if not line[1] then return false end
+  -- Past a listener (or the releaser) at the head, the rest is read at once and trimmed once.
+  if lookahead > 1 and (string.byte(line[1]) == 42 or line[1] == own) then
+    for _, entry in ipairs(redis.call('LRANGE', turns_key, 0, lookahead - 2)) do
+      line[#line + 1] = entry
+    end
+  end
   local woken = false
-  for _ = 1, ${LINE_LOOKAHEAD} do
-    local entry = redis.call('LPOP', turns_key)
-    if not entry then break end
+  for i, entry in ipairs(line) do
     if string.byte(entry) == 42 then
       woken = true
     elseif entry ~= own then
+      if i > 1 then redis.call('LTRIM', turns_key, i - 1, -1) end
       redis.call('SET', lock_key, 'turn:' .. entry, 'PX', ${TURN_GRACE})
       return entry
     end
   end
+  if #line > 1 then redis.call('LTRIM', turns_key, #line - 1, -1) end
   if woken then return '' end
   return false
 end
@@ -85,13 +112,18 @@ export const FENCE_GRACE = 5_000;
  * gone (expired, a restart without persistence, a failover to a replica that lacked it), as
  * long as the clock of whichever server issues them does not step back past the last fence; a
  * key is never locked more than once a microsecond, so fences do not run ahead of the clock.
+ * The clock is read once per script run: a multi-key lock fences each key once.
  * The counter expires FENCE_GRACE ms after the lease, so unused keys leave nothing behind.
  */
 export const NEXT_FENCE = `
+local fence_clock
 local function next_fence(counter_key, ttl)
-  local now = redis.call('TIME')
+  if not fence_clock then
+    local now = redis.call('TIME')
+    fence_clock = now[1] * 1000000 + now[2]
+  end
   local last = tonumber(redis.call('GET', counter_key) or '0')
-  local fence = math.max(last + 1, now[1] * 1000000 + now[2])
+  local fence = math.max(last + 1, fence_clock)
   redis.call('SET', counter_key, string.format('%.0f', fence), 'PX', ttl + ${FENCE_GRACE})
   return fence
 end

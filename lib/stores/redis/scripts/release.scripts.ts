@@ -36,12 +36,13 @@ ${WORSE}
 ${HOLDER_OF}
 local requeue, successor = ARGV[2] or '', ARGV[3] or ''
 local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
+local lookahead = lookahead_of(n)
 for i = 1, n do
   local holder = first
   if i > 1 then holder = holder_of(KEYS[i]) end
   if holder == ARGV[1] then
     -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
-    local turn = pass_turn(KEYS[i], KEYS[n + i], requeue)
+    local turn = pass_turn(KEYS[i], KEYS[n + i], requeue, lookahead)
     if turn and turn ~= '' then
       turned = 1
       if requeue ~= '' then join_line(KEYS[n + i], requeue) end
@@ -100,7 +101,7 @@ if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
 if redis.pcall('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
 ${PASS_TURN}
 redis.call('DEL', KEYS[1])
-local turn = pass_turn(KEYS[1], KEYS[2], ARGV[1])
+local turn = pass_turn(KEYS[1], KEYS[2], ARGV[1], lookahead_of(1))
 if turn then redis.call('${publish}', channel_of(KEYS[2]), turn) end
 return 1
 `,

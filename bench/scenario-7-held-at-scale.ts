@@ -1,0 +1,70 @@
+import { libraryLocker, rawLocker, releaseAll, takeAll } from './bulk-lockers.js';
+import type { ScenarioContext } from './context.js';
+import { withPairedRatio, runCell, type ScenarioResult } from './results.js';
+import {
+  BULK_CONCURRENCY,
+  COMMAND_BUDGET_US,
+  SCALE_TTL_MS,
+  holdAtScale,
+} from './scale-held-locks.js';
+
+const CONTENDERS = [
+  { name: 'library', settings: `acquire(key, { ttl: ${SCALE_TTL_MS}, wait: 0 }), renewed` },
+  { name: 'raw', settings: 'SET NX PX; compare-and-delete EVALSHA; no renewal' },
+];
+
+/**
+ * 100,000 locks on one Redis shared with others: how fast they are taken and given back at
+ * concurrency 500 against the raw floor, and what holding them renewed every second costs
+ * Redis, a neighbour on it, and this process.
+ */
+export async function runHeldAtScale(context: ScenarioContext): Promise<ScenarioResult> {
+  const { options, log } = context;
+  const count = options.durations.scaleLocks;
+  // Compiled code for both paths before the first measured run (see warmUp in context.ts).
+  for (const { name } of CONTENDERS) await takeAndGive(context, name, count / 5);
+  const bulk = await runCell(
+    `${count} locks, concurrency ${BULK_CONCURRENCY}`,
+    { locks: count, concurrency: BULK_CONCURRENCY },
+    CONTENDERS,
+    options.reps[7],
+    async ({ name }) => ({ figures: await takeAndGive(context, name, count) }),
+    log,
+  );
+  const held = await runCell(
+    `${count} held, ttl ${SCALE_TTL_MS} ms, ${options.durations.scaleHoldMs / 1000} s`,
+    { locks: count, ttlMs: SCALE_TTL_MS, holdMs: options.durations.scaleHoldMs },
+    CONTENDERS.slice(0, 1),
+    1,
+    async () => ({ figures: await holdAtScale(context) }),
+    log,
+  );
+  const ratios = withPairedRatio(
+    withPairedRatio(bulk, 'raw', 'acquirePerSec', 'acquireToRaw'),
+    'raw',
+    'releasePerSec',
+    'releaseToRaw',
+  );
+  return {
+    id: 7,
+    title: `${count.toLocaleString('en-US')} held locks on a shared Redis`,
+    cells: [ratios, held],
+    notes: [
+      `Bulk: every lock taken by ${BULK_CONCURRENCY} concurrent callers on one connection, then every lock released the same way; the library and raw alternate, each on a fresh connection and an empty server.`,
+      `Held: the same locks kept for the whole window by the watchdog (every ttl/3). Over 2 ms: commands that ran ${COMMAND_BUDGET_US} µs or longer (SLOWLOG, the bench's own probes left out); slowest: the slowest command of ours logged (floor ${COMMAND_BUDGET_US / 2} µs, 0 if none). Lag: monitorEventLoopDelay in the holding process, resolution 10 ms. Heap per lock: after a full GC, with the locks held − before, over the locks; growth: end of the window − start. Redis per lock: INFO used_memory, held − before, over the locks (a mutex key with its expiry). Neighbour: another process on the same server sending one PING every 5 ms throughout.`,
+    ],
+  };
+}
+
+/** Takes `count` keys at the bulk concurrency on a fresh connection, then releases them all. */
+async function takeAndGive({ target }: ScenarioContext, name: string, count: number) {
+  await target.admin.flushall();
+  const locker = await (name === 'raw' ? rawLocker : libraryLocker)(target.url);
+  try {
+    const taken = await takeAll(locker, 'bulk', count, SCALE_TTL_MS, BULK_CONCURRENCY);
+    const releasePerSec = await releaseAll(taken.releases, BULK_CONCURRENCY);
+    return { acquirePerSec: taken.perSec, releasePerSec };
+  } finally {
+    await locker.close();
+  }
+}

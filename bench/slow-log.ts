@@ -1,0 +1,54 @@
+import type { Redis } from 'ioredis';
+
+/** What the server's SLOWLOG held at the end of a window. */
+export interface SlowLogFigures {
+  /** Commands that ran at least `limitUs`. */
+  readonly over: number;
+  /** The slowest command logged (µs); 0 when none reached the window's floor. */
+  readonly slowestUs: number;
+  /** That command's name and argument count, e.g. `evalsha (404 args)`. */
+  readonly slowest: string;
+}
+
+type Entry = [number, number, number, string[]];
+
+/**
+ * Opens a SLOWLOG window: every command that runs `floorUs` or longer is logged (up to 10,000),
+ * and the returned function reads them, counting those at `limitUs` or more, and puts the
+ * server's settings back. The floor sits below the limit so that the slowest command is
+ * reported even when none reaches the limit.
+ */
+export async function openSlowLog(
+  admin: Redis,
+  limitUs: number,
+  floorUs = limitUs / 2,
+): Promise<() => Promise<SlowLogFigures>> {
+  const saved = await settings(admin);
+  await admin.config('SET', 'slowlog-log-slower-than', String(floorUs));
+  await admin.config('SET', 'slowlog-max-len', '10000');
+  await admin.slowlog('RESET');
+  return async () => {
+    const entries = (await admin.slowlog('GET', -1)) as Entry[];
+    await admin.config('SET', 'slowlog-log-slower-than', saved.threshold);
+    await admin.config('SET', 'slowlog-max-len', saved.maxLen);
+    const ours = entries.filter(([, , , args]) => !ADMIN.has(args[0]?.toLowerCase()));
+    const slowest = ours.reduce<Entry | undefined>(
+      (a, b) => (a && a[2] >= b[2] ? a : b),
+      undefined,
+    );
+    return {
+      over: ours.filter(([, , us]) => us >= limitUs).length,
+      slowestUs: slowest?.[2] ?? 0,
+      slowest: slowest ? `${slowest[3][0]?.toLowerCase()} (${slowest[3].length} args)` : '–',
+    };
+  };
+}
+
+// The bench's own probes, which can be slow (FLUSHALL of 100,000 keys) and are not the library's.
+const ADMIN = new Set(['flushall', 'slowlog', 'config', 'info', 'dbsize', 'memory', 'scan']);
+
+async function settings(admin: Redis): Promise<{ threshold: string; maxLen: string }> {
+  const threshold = (await admin.config('GET', 'slowlog-log-slower-than')) as string[];
+  const maxLen = (await admin.config('GET', 'slowlog-max-len')) as string[];
+  return { threshold: threshold[1], maxLen: maxLen[1] };
+}
