@@ -26,7 +26,7 @@ export interface WatchdogHooks {
  * this process's event loop nor the store is held up for long (the Redis store cuts a call
  * into commands of a bounded size itself).
  */
-export const TASK_SLICE = 1_000;
+export const TASK_SLICE = 250;
 
 /**
  * One timer for every held lease. Each auto-renewed lease is renewed about ttl/3 after its own

@@ -111,21 +111,26 @@ return 1
  * Compare-and-PEXPIRE for many leases in one call, of mutexes and of holder sets (see
  * holder-set.scripts.ts) alike.
  * KEYS: one lock key per lease key. ARGV[i]: the token for KEYS[i], or its member in a holder
- * set; ARGV[n+i]: ttl in ms for KEYS[i]; ARGV[2n+i], only when some key is a holder set: '1'
- * if KEYS[i] is one.
+ * set; then the ttls in ms: ARGV[n+i] for KEYS[i], or, when every key gets the same one (the
+ * common case, sent once), ARGV[n+1] for all; then, only when some key is a holder set, one
+ * flag per key, '1' if KEYS[i] is one. The argument count tells the forms apart: n+1 or 2n+1
+ * with one ttl, 2n or 3n with a ttl per key (for n = 1 they coincide and mean the same).
  * Returns one code per key: 1 extended, 0 expired (key or member gone), -1 held by another owner.
  */
 export const EXTEND = lua(`${EXTEND_MEMBER}
 local n = #KEYS
-local sets = #ARGV > 2 * n
+local per_key = n > 1 and (#ARGV == 2 * n or #ARGV == 3 * n)
+local flags = per_key and 2 * n or n + 1
+local sets = #ARGV > flags
 local result = {}
 for i = 1, n do
-  local holder = sets and ARGV[2 * n + i] == '1' and extend_member(KEYS[i], ARGV[i], ARGV[n + i])
+  local ttl = per_key and ARGV[n + i] or ARGV[n + 1]
+  local holder = sets and ARGV[flags + i] == '1' and extend_member(KEYS[i], ARGV[i], ttl)
     or redis.pcall('GET', KEYS[i])
   if type(holder) == 'number' then
     result[i] = holder
   elseif holder == ARGV[i] then
-    redis.call('PEXPIRE', KEYS[i], ARGV[n + i])
+    redis.call('PEXPIRE', KEYS[i], ttl)
     result[i] = 1
   elseif holder then
     result[i] = -1
