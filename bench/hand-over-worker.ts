@@ -3,9 +3,8 @@
  * parent holds, and notes when each was granted (ms since the epoch, with sub-ms precision,
  * comparable with the parent's clock on the same machine). The parent sends `wait` ({ url,
  * prefix, count }), answered by `waiting` once every first attempt has found its key busy; then
- * `report`, answered with the grant times once all are granted (and how busy its event loop
- * was meanwhile); then `exit`, which releases
- * them.
+ * `mark` just before it releases them; `report`, answered with the grant times once all are
+ * granted (and how busy this process was meanwhile); then `exit`, which releases them.
  */
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { LockService, type Lock } from '../dist/index.js';
@@ -16,7 +15,7 @@ let service: LockService | undefined;
 let client: Awaited<ReturnType<typeof connect>> | undefined;
 let grants: Promise<Lock>[] = [];
 const grantedAt: number[] = [];
-/** Event-loop utilisation since every waiter was waiting: how busy the hand-overs kept us. */
+/** Event-loop utilisation and CPU time since `mark`, sent just before the releases begin. */
 let cpuSince: NodeJS.CpuUsage | undefined;
 let busySince: EventLoopUtilization | undefined;
 
@@ -44,10 +43,12 @@ async function handle(message: Message): Promise<Message> {
       });
       await busy;
       watching.unsubscribe();
-      busySince = performance.eventLoopUtilization();
-      cpuSince = process.cpuUsage();
       return { type: 'waiting' };
     }
+    case 'mark':
+      busySince = performance.eventLoopUtilization();
+      cpuSince = process.cpuUsage();
+      return { type: 'marked' };
     case 'report': {
       await Promise.all(grants);
       const { utilization } = performance.eventLoopUtilization(busySince);

@@ -5,6 +5,9 @@ import { BULK_CONCURRENCY } from './scale-held-locks.js';
 import { percentile, sleep } from './stats.js';
 import { BenchWorker } from './worker-pool.js';
 
+/** The library's default `pollCap`. */
+const POLL_CAP_MS = 1_000;
+
 /**
  * Many busy keys, each with one waiter in another process. The holder releases them all, each
  * at its own time spread evenly over `spreadMs` (0: all at once, `BULK_CONCURRENCY` at a time),
@@ -22,6 +25,10 @@ export async function handOverAtScale(context: ScenarioContext, spreadMs: number
     waiter.send({ type: 'wait', url: target.url, prefix: 'handover', count });
     await waiter.next('waiting', 60_000);
     const subscribers = await untilSubscribed(context, count);
+    // Past the waiters' first fallback look (at pollCap, before they all counted each other).
+    await sleep(POLL_CAP_MS * 1.5);
+    waiter.send({ type: 'mark' });
+    await waiter.next('marked', 10_000);
     const closeCommands = await openCommandWindow(target.admin);
     const releasedAt: number[] = new Array(count);
     const start = performance.now();

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { DueHeap, type DueEntry } from './due-heap.js';
+import { CHILDREN, DueHeap, type DueEntry } from './due-heap.js';
 
 interface Entry extends DueEntry {
   readonly id: number;
@@ -50,7 +50,10 @@ describe('DueHeap', () => {
         const items = heap.all();
         items.forEach((entry, slot) => {
           expect(entry.slot).toBe(slot);
-          if (slot > 0) expect(items[(slot - 1) >> 1]!.dueAt).toBeLessThanOrEqual(entry.dueAt);
+          if (slot > 0) {
+            const parent = items[Math.floor((slot - 1) / CHILDREN)]!;
+            expect(parent.dueAt).toBeLessThanOrEqual(entry.dueAt);
+          }
         });
         expect(new Set(heap.all())).toEqual(new Set(model));
         const earliest = Math.min(...model.map((entry) => entry.dueAt));

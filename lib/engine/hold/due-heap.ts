@@ -4,13 +4,19 @@ export interface DueEntry {
   slot: number;
 }
 
+/** Children per node: a wide heap is shallow, and a node's children sit side by side. */
+export const CHILDREN = 4;
+
 /**
- * A binary min-heap of entries by `dueAt`, each knowing its slot, so that adding, removing and
- * moving one costs O(log n) and the next one due is at the top: a timer over many leases never
- * looks at the ones not due.
+ * A min-heap of entries by `dueAt`, each knowing its slot, so that adding, removing and moving
+ * one costs O(log n) and the next one due is at the top: a timer over many leases never looks at
+ * the ones not due. The due times are kept again in one typed array, in heap order, so that
+ * ordering reads neighbouring numbers rather than entries scattered over the heap of the
+ * process: with 100,000 leases, those reads are most of what a move costs.
  */
 export class DueHeap<E extends DueEntry> {
   private readonly items: E[] = [];
+  private times = new Float64Array(64);
 
   get size(): number {
     return this.items.length;
@@ -26,28 +32,29 @@ export class DueHeap<E extends DueEntry> {
   }
 
   push(entry: E): void {
-    entry.slot = this.items.length;
+    const slot = this.items.length;
+    if (slot === this.times.length) this.grow();
     this.items.push(entry);
-    this.up(entry.slot);
+    this.put(entry, slot);
+    this.up(slot);
   }
 
   remove(entry: E): void {
     const last = this.items.pop()!;
     if (last === entry) return;
-    this.items[entry.slot] = last;
-    last.slot = entry.slot;
+    this.put(last, entry.slot);
     this.moved(last);
   }
 
   /** Puts `next` where `entry` is, due at the same time. */
   replace(entry: E, next: E): void {
-    next.slot = entry.slot;
     next.dueAt = entry.dueAt;
-    this.items[next.slot] = next;
+    this.put(next, entry.slot);
   }
 
   /** Puts an entry whose `dueAt` changed back in order. */
   moved(entry: E): void {
+    this.times[entry.slot] = entry.dueAt;
     this.up(entry.slot);
     this.down(entry.slot);
   }
@@ -57,11 +64,12 @@ export class DueHeap<E extends DueEntry> {
   }
 
   private up(slot: number): void {
-    const { items } = this;
+    const { items, times } = this;
     const entry = items[slot]!;
+    const at = times[slot]!;
     while (slot > 0) {
-      const parent = (slot - 1) >> 1;
-      if (items[parent]!.dueAt <= entry.dueAt) break;
+      const parent = ((slot - 1) / CHILDREN) | 0;
+      if (times[parent]! <= at) break;
       this.put(items[parent]!, slot);
       slot = parent;
     }
@@ -69,14 +77,17 @@ export class DueHeap<E extends DueEntry> {
   }
 
   private down(slot: number): void {
-    const { items } = this;
+    const { items, times } = this;
     const entry = items[slot]!;
+    const at = times[slot]!;
     const size = items.length;
     for (;;) {
-      let child = 2 * slot + 1;
-      if (child >= size) break;
-      if (child + 1 < size && items[child + 1]!.dueAt < items[child]!.dueAt) child++;
-      if (items[child]!.dueAt >= entry.dueAt) break;
+      const first = CHILDREN * slot + 1;
+      if (first >= size) break;
+      let child = first;
+      const end = Math.min(first + CHILDREN, size);
+      for (let next = first + 1; next < end; next++) if (times[next]! < times[child]!) child = next;
+      if (times[child]! >= at) break;
       this.put(items[child]!, slot);
       slot = child;
     }
@@ -85,6 +96,13 @@ export class DueHeap<E extends DueEntry> {
 
   private put(entry: E, slot: number): void {
     this.items[slot] = entry;
+    this.times[slot] = entry.dueAt;
     entry.slot = slot;
+  }
+
+  private grow(): void {
+    const times = new Float64Array(this.times.length * 2);
+    times.set(this.times);
+    this.times = times;
   }
 }
