@@ -1,26 +1,42 @@
 /**
- * A neighbour of the library on the same Redis: another app's process that sends one PING
- * every few ms and records each round trip, so that the time our commands hold the server shows
- * as its latency. The parent sends `start` ({ url, everyMs }), then `stop`, which answers with
- * the round trips' p50, p99 and max (ms); then `exit`.
+ * A neighbour of the library on the same Redis: another app's process that sends one `TIME`
+ * every few ms. For each it records the round trip, and how long Redis kept it waiting: from
+ * the moment it was sent to the server time in the reply (the same machine's clock). The wait
+ * is what our commands cost others; the round trip adds this process's own scheduling, which on
+ * a busy 2-core VM reaches several ms whatever Redis does. The parent sends `start` ({ url,
+ * everyMs }), then `stop`, which answers with p50, p99 and max (ms) of both; then `exit`.
  */
 import { connect, quit } from './contenders/connect.js';
 import { percentileOfSorted, sleep } from './stats.js';
 import type { Message } from './worker-pool.js';
 
 let running = false;
-let loop: Promise<number[]> | undefined;
+let loop: Promise<{ trips: number[]; waits: number[] }> | undefined;
 let client: Awaited<ReturnType<typeof connect>> | undefined;
 
-async function pingLoop(everyMs: number): Promise<number[]> {
-  const samples: number[] = [];
+const epochMs = (): number => performance.timeOrigin + performance.now();
+
+async function timeLoop(everyMs: number) {
+  const trips: number[] = [];
+  const waits: number[] = [];
   while (running) {
+    const sentAt = epochMs();
     const start = performance.now();
-    await client!.ping();
-    samples.push(performance.now() - start);
+    const [seconds, micros] = await client!.time();
+    trips.push(performance.now() - start);
+    waits.push(Number(seconds) * 1000 + Number(micros) / 1000 - sentAt);
     await sleep(everyMs);
   }
-  return samples;
+  return { trips, waits };
+}
+
+function spread(values: number[], name: string): Record<string, number> {
+  const sorted = values.sort((a, b) => a - b);
+  return {
+    [`${name}P50`]: percentileOfSorted(sorted, 50),
+    [`${name}P99`]: percentileOfSorted(sorted, 99),
+    [`${name}Max`]: sorted[sorted.length - 1] ?? NaN,
+  };
 }
 
 async function handle(message: Message): Promise<Message> {
@@ -28,18 +44,17 @@ async function handle(message: Message): Promise<Message> {
     case 'start':
       client = await connect(String(message.url));
       running = true;
-      loop = pingLoop(Number(message.everyMs));
+      loop = timeLoop(Number(message.everyMs));
       return { type: 'started' };
     case 'stop': {
       running = false;
-      const samples = (await loop!).sort((a, b) => a - b);
+      const { trips, waits } = await loop!;
       await quit(client!);
       return {
         type: 'pings',
-        count: samples.length,
-        p50: percentileOfSorted(samples, 50),
-        p99: percentileOfSorted(samples, 99),
-        max: samples[samples.length - 1] ?? NaN,
+        count: trips.length,
+        ...spread(trips, 'trip'),
+        ...spread(waits, 'wait'),
       };
     }
     case 'exit':

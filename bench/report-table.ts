@@ -84,8 +84,11 @@ const COLUMNS: Record<number, Column[]> = {
     num('growth B/lock', 'heapGrowthPerLockB'),
     num('Redis B/lock', 'redisPerLockB'),
     num('calls/round', 'callsPerRound', 1),
-    num('PING p50 ms', 'pingP50', 2),
-    num('PING p99 ms', 'pingP99', 2),
+    num('neighbour wait p50 ms', 'waitP50', 2),
+    num('p99 ms', 'waitP99', 2),
+    num('alone p99 ms', 'idleWaitP99', 2),
+    num('round trip p99 ms', 'tripP99', 2),
+    num('alone p99 ms', 'idleTripP99', 2),
     num('lost', 'lost'),
   ],
   8: [

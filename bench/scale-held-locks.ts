@@ -9,8 +9,10 @@ import { BenchWorker } from './worker-pool.js';
 
 export const SCALE_TTL_MS = 3_000;
 export const BULK_CONCURRENCY = 500;
-/** The neighbour sends one PING this often. */
+/** The neighbour sends one TIME this often, ... */
 const PING_EVERY_MS = 5;
+/** ... and first does so alone for this long. */
+const NEIGHBOUR_ALONE_MS = 5_000;
 /** A command that holds Redis this long or longer is over budget (SLOWLOG, µs). */
 export const COMMAND_BUDGET_US = 2_000;
 
@@ -19,16 +21,17 @@ export const COMMAND_BUDGET_US = 2_000;
  * on others: how long any one command holds Redis, a neighbour's PING round trip, this
  * process's event-loop lag, and the heap and Redis memory the locks take.
  */
-export async function holdAtScale(context: ScenarioContext) {
+export async function holdAtScale(context: ScenarioContext, ttl: number, holdMs: number) {
   const { target, options } = context;
-  const { scaleLocks: count, scaleHoldMs: holdMs } = options.durations;
+  const count = options.durations.scaleLocks;
   await target.admin.flushall();
   const neighbour = new BenchWorker('neighbour', 'neighbour-ping.ts');
   const locker = await libraryLocker(target.url);
   try {
+    const idle = await neighbourAlone(context, neighbour);
     const before = await heapUsed();
     const memoryBefore = await usedMemory(context);
-    const taken = await takeAll(locker, 'scale', count, SCALE_TTL_MS, BULK_CONCURRENCY);
+    const taken = await takeAll(locker, 'scale', count, ttl, BULK_CONCURRENCY);
     const held = await heapUsed();
     const memoryHeld = await usedMemory(context);
     neighbour.send({ type: 'start', url: target.url, everyMs: PING_EVERY_MS });
@@ -61,15 +64,27 @@ export async function holdAtScale(context: ScenarioContext) {
       redisPerLockB: (memoryHeld - memoryBefore) / count,
       callsPerRound: rounds > 0 ? total(commands.client) / rounds : NaN,
       rounds,
-      pingP50: Number(pings.p50),
-      pingP99: Number(pings.p99),
-      pingMax: Number(pings.max),
+      waitP50: Number(pings.waitP50),
+      waitP99: Number(pings.waitP99),
+      waitMax: Number(pings.waitMax),
+      tripP99: Number(pings.tripP99),
+      idleWaitP99: Number(idle.waitP99),
+      idleTripP99: Number(idle.tripP99),
       lost,
     };
   } finally {
     await locker.close();
     await neighbour.stop();
   }
+}
+
+/** The neighbour's figures with nothing else running: this machine's floor. */
+async function neighbourAlone({ target }: ScenarioContext, neighbour: BenchWorker) {
+  neighbour.send({ type: 'start', url: target.url, everyMs: PING_EVERY_MS });
+  await neighbour.next('started', 10_000);
+  await sleep(NEIGHBOUR_ALONE_MS);
+  neighbour.send({ type: 'stop' });
+  return neighbour.next('pings', 10_000);
 }
 
 async function usedMemory({ target }: ScenarioContext): Promise<number> {

@@ -21,24 +21,36 @@ export function scaleTargets(scenarios: readonly ScenarioResult[]): TargetCheck[
     add(7, 'bulk acquire ≥ 0.9× raw', `${f(bulk.acquireToRaw)}×`, bulk.acquireToRaw >= 0.9);
     add(7, 'bulk release ≥ 0.9× raw', `${f(bulk.releaseToRaw)}×`, bulk.releaseToRaw >= 0.9);
   }
-  const held = library(7, 1);
-  if (held) {
+  for (const [index, label] of [
+    [1, 'held, ttl 3 s'],
+    [2, 'held, default ttl'],
+  ] as const) {
+    const held = library(7, index);
+    if (held) heldTargets(held, label);
+  }
+  function heldTargets(held: Figures, label: string): void {
     add(
       7,
-      'held: no command ≥ 2 ms (SLOWLOG)',
+      `${label}: no command ≥ 2 ms (SLOWLOG)`,
       `${held.commandsOver2ms} (slowest ${f(held.slowestCommandUs, 0)} µs)`,
       held.commandsOver2ms === 0,
     );
-    add(7, 'held: event-loop lag p99 ≤ 20 ms', `${f(held.lagP99, 1)} ms`, held.lagP99 <= 20);
+    add(7, `${label}: event-loop lag p99 ≤ 20 ms`, `${f(held.lagP99, 1)} ms`, held.lagP99 <= 20);
     add(
       7,
-      'held: heap ≤ 1 KB per lock, no growth',
+      `${label}: heap ≤ 1 KB per lock, no growth`,
       `${f(held.heapPerLockB, 0)} B, growth ${f(held.heapGrowthPerLockB, 0)} B per lock`,
-      // Growth: under 5% of what a lock takes, i.e. GC noise, not a leak.
-      held.heapPerLockB <= 1024 && held.heapGrowthPerLockB <= 0.05 * held.heapPerLockB,
+      // Growth: under a tenth of what a lock takes. Renewals in flight when the heap is read
+      // (after a full GC) move it by a few MB either way from run to run; a leak would not.
+      held.heapPerLockB <= 1024 && held.heapGrowthPerLockB <= 0.1 * held.heapPerLockB,
     );
-    add(7, "held: neighbour's PING p99 ≤ 2 ms", `${f(held.pingP99)} ms`, held.pingP99 <= 2);
-    add(7, 'held: no lock lost', `${held.lost}`, held.lost === 0);
+    add(
+      7,
+      `${label}: a neighbour's wait for Redis p99 ≤ 2 ms`,
+      `${f(held.waitP99)} ms (alone ${f(held.idleWaitP99)} ms; round trip p99 ${f(held.tripP99)} ms, alone ${f(held.idleTripP99)} ms)`,
+      held.waitP99 <= 2,
+    );
+    add(7, `${label}: no lock lost`, `${held.lost}`, held.lost === 0);
   }
   const handOver = library(8, 0);
   if (handOver) {

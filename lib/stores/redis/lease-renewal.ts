@@ -13,8 +13,8 @@ export const EXTEND_SLICE = 100;
 
 /**
  * Re-arms many leases, of mutexes and holder sets alike: one EXTEND call per slice of at most
- * `EXTEND_SLICE` keys (on a cluster, of one slot), all sent at once. A lease of several keys gets
- * the worst of its keys' results.
+ * `EXTEND_SLICE` keys (on a cluster, of one slot), one after another. A lease of several keys
+ * gets the worst of its keys' results.
  */
 export async function extendLeases(
   send: CommandSender,
@@ -22,24 +22,31 @@ export async function extendLeases(
   leases: readonly LeaseExtension[],
 ): Promise<ExtendResult[]> {
   const results = new Array<ExtendResult>(leases.length);
-  const calls: Promise<void>[] = [];
+  // One slice in flight at a time: Redis runs every command it has read from a connection before
+  // it serves the next one, so slices sent together would hold it up together.
+  for (const slice of slices(cluster, leases)) await extendSlice(send, leases, slice, results);
+  return results;
+}
+
+/** The indices of the leases, cut into slices of at most `EXTEND_SLICE` keys (of one slot). */
+function slices(cluster: boolean, leases: readonly LeaseExtension[]): number[][] {
+  const all: number[][] = [];
   for (const group of cluster ? bySlot(leases) : [leases.map((_, i) => i)]) {
     let slice: number[] = [];
     let keys = 0;
     for (const i of group) {
       const count = leases[i]!.keys.length;
       if (keys + count > EXTEND_SLICE && slice.length > 0) {
-        calls.push(extendSlice(send, leases, slice, results));
+        all.push(slice);
         slice = [];
         keys = 0;
       }
       slice.push(i);
       keys += count;
     }
-    calls.push(extendSlice(send, leases, slice, results));
+    all.push(slice);
   }
-  await Promise.all(calls);
-  return results;
+  return all;
 }
 
 /** One EXTEND call for the leases at `indices`; their results go to the same places. */
