@@ -25,7 +25,12 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.spec.ts'],
       // test/compat holds apps with their own test suites, run by test/compat/run-apps.sh.
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/chaos/', '<rootDir>/test/compat/'],
+      testPathIgnorePatterns: [
+        '/node_modules/',
+        '<rootDir>/test/chaos/',
+        '<rootDir>/test/compat/',
+        '<rootDir>/test/scale/',
+      ],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
     },
     {
@@ -33,6 +38,13 @@ export default {
       ...common,
       displayName: 'chaos',
       testMatch: ['<rootDir>/test/chaos/**/*.spec.ts'],
+      globalSetup: '<rootDir>/test/harness/global-setup.ts',
+    },
+    {
+      // Many locks, measured against thresholds: `npm run test:scale`, alone on an idle machine.
+      ...common,
+      displayName: 'scale',
+      testMatch: ['<rootDir>/test/scale/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
     },
   ],

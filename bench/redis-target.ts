@@ -8,6 +8,8 @@ export interface RedisTarget {
   /** True when the bench started it (and stops it); false for `REDIS_URL`. */
   readonly launched: boolean;
   readonly version: string;
+  /** The server's process, when the bench started it. */
+  readonly pid?: number;
   /** For the bench's own probes (INFO, FLUSHALL, PING); never used by a contender. */
   readonly admin: Redis;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ export async function openRedisTarget(log: (line: string) => void): Promise<Redi
     url,
     launched: !given,
     version,
+    pid: !given && pid ? pid : undefined,
     admin,
     close: async () => {
       await admin.quit();

@@ -6,3 +6,8 @@ export function reportFigures(label: string, figures: Record<string, unknown>): 
   if (!process.env.LOCK_TEST_FIGURES) return;
   process.stderr.write(`[figures] ${label}: ${JSON.stringify(figures)}\n`);
 }
+
+/** One measured figure, printed as `reportFigures` does. */
+export function figure(name: string, value: number | string): void {
+  reportFigures(name, { value: typeof value === 'number' ? Number(value.toFixed(1)) : value });
+}

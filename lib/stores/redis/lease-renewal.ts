@@ -9,7 +9,7 @@ import { EXTEND } from './scripts/release.scripts.js';
  * Most keys one EXTEND call carries: a script holds Redis for the whole call, and no command of
  * ours may hold a Redis others share for more than about 2 ms (the bench measures it).
  */
-export const EXTEND_SLICE = 100;
+export const EXTEND_SLICE = 50;
 
 /**
  * Re-arms many leases, of mutexes and holder sets alike: one EXTEND call per slice of at most

@@ -155,11 +155,4 @@ export function engineIdle(engine: LockEngine): boolean {
   return Object.values(engineInternals(engine)).every((count) => count === 0);
 }
 
-/** Prints a measured figure when LOCK_TEST_FIGURES is set (for reports; silent otherwise). */
-export function figure(name: string, value: number | string): void {
-  if (process.env.LOCK_TEST_FIGURES) {
-    process.stdout.write(
-      `[figure] ${name}: ${typeof value === 'number' ? value.toFixed(1) : value}\n`,
-    );
-  }
-}
+export { figure } from '../../harness/figures.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { figure } from './probes.js';
+import { figure } from './figures.js';
 
 /** One command the server logged as slower than its threshold. */
 export interface SlowCommand {

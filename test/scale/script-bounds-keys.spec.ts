@@ -10,9 +10,10 @@ import {
 } from '../../lib/stores/redis/scripts/lua-helpers.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
+import { realtimeRedis } from './scheduling.js';
 import { waitUntil } from '../harness/wait-until.js';
-import { figure } from './support/probes.js';
-import { scriptsOver, slowScripts, watchSlowlog } from './support/slowlog.js';
+import { figure } from '../harness/figures.js';
+import { scriptsOver, slowScripts, watchSlowlog } from '../harness/slowlog.js';
 
 // A multi-key lock's acquire and release are each one script that works through every key, its
 // fence counter and its turn list, while Redis serves nobody else. MAX_KEYS_PER_LOCK keeps the
@@ -43,6 +44,8 @@ async function fillLines(probe: Redis, keys: readonly string[], count: number): 
 
 describe('the largest multi-key lock', () => {
   const redis = useRedisServer();
+  // SLOWLOG then times the scripts, not Redis's waits for a CPU (see scheduling.ts).
+  beforeAll(() => void realtimeRedis(redis.server.pid!));
   const engines: LockEngine[] = [];
   let store: RedisLockStore;
   beforeEach(async () => {
