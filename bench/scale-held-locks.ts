@@ -39,9 +39,13 @@ export async function holdAtScale(context: ScenarioContext, ttl: number, holdMs:
     const closeSlowLog = await openSlowLog(target.admin, COMMAND_BUDGET_US);
     const closeCommands = await openCommandWindow(target.admin);
     const lag = monitorEventLoopDelay({ resolution: 10 });
+    const redisCpuBefore = await redisCpuSeconds(context);
+    const cpuBefore = process.cpuUsage();
     lag.enable();
     await sleep(holdMs);
     lag.disable();
+    const cpu = process.cpuUsage(cpuBefore);
+    const redisCpu = (await redisCpuSeconds(context)) - redisCpuBefore;
     const commands = await closeCommands();
     const slow = await closeSlowLog();
     context.log(`  slowest command while held: ${slow.slowest}, ${slow.slowestUs} µs`);
@@ -51,7 +55,8 @@ export async function holdAtScale(context: ScenarioContext, ttl: number, holdMs:
     const lost = locker.lost();
     const releasePerSec = await releaseAll(taken.releases, BULK_CONCURRENCY);
     // Only renewal runs in the window, and each renewal of a lease is one PEXPIRE.
-    const rounds = Math.round((commands.server.pexpire ?? 0) / count);
+    const renewals = commands.server.pexpire ?? 0;
+    const rounds = Math.round(renewals / count);
     return {
       acquirePerSec: taken.perSec,
       releasePerSec,
@@ -64,6 +69,9 @@ export async function holdAtScale(context: ScenarioContext, ttl: number, holdMs:
       redisPerLockB: (memoryHeld - memoryBefore) / count,
       callsPerRound: rounds > 0 ? total(commands.client) / rounds : NaN,
       rounds,
+      cpuPerRenewalUs: renewals > 0 ? (cpu.user + cpu.system) / renewals : NaN,
+      cpuPct: ((cpu.user + cpu.system) / 1000 / holdMs) * 100,
+      redisCpuPct: ((redisCpu * 1000) / holdMs) * 100,
       waitP50: Number(pings.waitP50),
       waitP99: Number(pings.waitP99),
       waitMax: Number(pings.waitMax),
@@ -85,6 +93,13 @@ async function neighbourAlone({ target }: ScenarioContext, neighbour: BenchWorke
   await sleep(NEIGHBOUR_ALONE_MS);
   neighbour.send({ type: 'stop' });
   return neighbour.next('pings', 10_000);
+}
+
+/** The server's CPU time so far (INFO cpu, user + system), in s. */
+async function redisCpuSeconds({ target }: ScenarioContext): Promise<number> {
+  const info = await target.admin.info('cpu');
+  const read = (name: string): number => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1]);
+  return read('used_cpu_user') + read('used_cpu_sys');
 }
 
 async function usedMemory({ target }: ScenarioContext): Promise<number> {
