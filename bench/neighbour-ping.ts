@@ -1,33 +1,39 @@
 /**
  * A neighbour of the library on the same Redis: another app's process that sends one `TIME`
- * every few ms. For each it records the round trip, and how long Redis kept it waiting: from
+ * every few ms, on its own schedule. For each it records the round trip, and how long Redis kept it waiting: from
  * the moment it was sent to the server time in the reply (the same machine's clock). The wait
  * is what our commands cost others; the round trip adds this process's own scheduling, which on
  * a busy 2-core VM reaches several ms whatever Redis does. The parent sends `start` ({ url,
  * everyMs }), then `stop`, which answers with p50, p99 and max (ms) of both; then `exit`.
  */
 import { connect, quit } from './contenders/connect.js';
-import { percentileOfSorted, sleep } from './stats.js';
+import { percentileOfSorted } from './stats.js';
 import type { Message } from './worker-pool.js';
 
-let running = false;
-let loop: Promise<{ trips: number[]; waits: number[] }> | undefined;
+let timer: NodeJS.Timeout | undefined;
+let sent: Promise<void>[] = [];
+const trips: number[] = [];
+const waits: number[] = [];
 let client: Awaited<ReturnType<typeof connect>> | undefined;
 
 const epochMs = (): number => performance.timeOrigin + performance.now();
 
-async function timeLoop(everyMs: number) {
-  const trips: number[] = [];
-  const waits: number[] = [];
-  while (running) {
+/**
+ * One TIME every `everyMs`, whether or not the last one was answered: a stall of Redis then
+ * delays every request sent during it, as it would an app's, rather than the one request a
+ * sender that waits for each answer would have had out (coordinated omission).
+ */
+function startSending(everyMs: number): void {
+  timer = setInterval(() => {
     const sentAt = epochMs();
     const start = performance.now();
-    const [seconds, micros] = await client!.time();
-    trips.push(performance.now() - start);
-    waits.push(Number(seconds) * 1000 + Number(micros) / 1000 - sentAt);
-    await sleep(everyMs);
-  }
-  return { trips, waits };
+    sent.push(
+      client!.time().then(([seconds, micros]) => {
+        trips.push(performance.now() - start);
+        waits.push(Number(seconds) * 1000 + Number(micros) / 1000 - sentAt);
+      }),
+    );
+  }, everyMs);
 }
 
 function spread(values: number[], name: string): Record<string, number> {
@@ -43,12 +49,14 @@ async function handle(message: Message): Promise<Message> {
   switch (message.type) {
     case 'start':
       client = await connect(String(message.url));
-      running = true;
-      loop = timeLoop(Number(message.everyMs));
+      trips.length = 0;
+      waits.length = 0;
+      startSending(Number(message.everyMs));
       return { type: 'started' };
     case 'stop': {
-      running = false;
-      const { trips, waits } = await loop!;
+      clearInterval(timer);
+      await Promise.all(sent);
+      sent = [];
       await quit(client!);
       return {
         type: 'pings',
