@@ -9,7 +9,7 @@
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { LockService, type Lock } from '../dist/index.js';
 import { connect, quit } from './contenders/connect.js';
-import type { Message } from './worker-pool.js';
+import { serveParent, type Message } from './worker-pool.js';
 
 let service: LockService | undefined;
 let client: Awaited<ReturnType<typeof connect>> | undefined;
@@ -64,10 +64,4 @@ async function handle(message: Message): Promise<Message> {
   throw new Error(`unknown message "${message.type}"`);
 }
 
-process.on('message', (message: Message) => {
-  handle(message).then(
-    (reply) => process.send!(reply),
-    (error: Error) => process.send!({ type: 'error', message: error.stack ?? error.message }),
-  );
-});
-process.on('disconnect', () => process.exit(0));
+serveParent(handle);

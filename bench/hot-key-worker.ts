@@ -12,7 +12,7 @@ import {
 import { warmUp } from './context.js';
 import { runHotKeyLoop, type HotKeyLoopConfig } from './hot-key-loop.js';
 import { toWire } from './sections.js';
-import type { Message } from './worker-pool.js';
+import { serveParent, type Message } from './worker-pool.js';
 
 let contenders: Contender[] = [];
 
@@ -47,11 +47,4 @@ async function handle(message: Message): Promise<Message> {
   throw new Error(`unknown message "${message.type}"`);
 }
 
-process.on('message', (message: Message) => {
-  handle(message).then(
-    (reply) => process.send!(reply),
-    (error: Error) => process.send!({ type: 'error', message: error.stack ?? error.message }),
-  );
-});
-// The parent gone (killed, crashed) means nobody will say exit: leave rather than linger.
-process.on('disconnect', () => process.exit(0));
+serveParent(handle);

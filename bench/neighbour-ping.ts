@@ -8,7 +8,7 @@
  */
 import { connect, quit } from './contenders/connect.js';
 import { percentileOfSorted } from './stats.js';
-import type { Message } from './worker-pool.js';
+import { serveParent, type Message } from './worker-pool.js';
 
 let timer: NodeJS.Timeout | undefined;
 let sent: Promise<void>[] = [];
@@ -71,10 +71,4 @@ async function handle(message: Message): Promise<Message> {
   throw new Error(`unknown message "${message.type}"`);
 }
 
-process.on('message', (message: Message) => {
-  handle(message).then(
-    (reply) => process.send!(reply),
-    (error: Error) => process.send!({ type: 'error', message: error.stack ?? error.message }),
-  );
-});
-process.on('disconnect', () => process.exit(0));
+serveParent(handle);

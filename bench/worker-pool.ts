@@ -89,3 +89,17 @@ export class BenchWorker {
     return new Error(`${this.name} (pid ${this.child.pid}) ${what}.${tail}`);
   }
 }
+
+/**
+ * The worker's side: answers each message from the parent with `handle`'s reply (or an `error`
+ * message), and leaves when the parent is gone (killed, crashed), since nobody would say exit.
+ */
+export function serveParent(handle: (message: Message) => Promise<Message>): void {
+  process.on('message', (message: Message) => {
+    handle(message).then(
+      (reply) => process.send!(reply),
+      (error: Error) => process.send!({ type: 'error', message: error.stack ?? error.message }),
+    );
+  });
+  process.on('disconnect', () => process.exit(0));
+}
