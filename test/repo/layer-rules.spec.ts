@@ -53,3 +53,17 @@ describe('the layer rule of `npm run lint`', () => {
     expect(await restrictedImports(filePath, code)).toEqual([]);
   });
 });
+
+describe('the library and its tests', () => {
+  // Unit specs next to the code test one module; anything on the shared harness lives in test/.
+  it('has no file under lib/ that imports from test/', async () => {
+    const { readFile, readdir } = await import('node:fs/promises');
+    const files = (await readdir('lib', { recursive: true })).filter((f) => f.endsWith('.ts'));
+    const importing: string[] = [];
+    for (const file of files) {
+      const source = await readFile(`lib/${file}`, 'utf8');
+      if (/from '(\.\.\/)+test\//.test(source)) importing.push(file);
+    }
+    expect(importing).toEqual([]);
+  });
+});

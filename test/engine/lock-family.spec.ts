@@ -1,5 +1,5 @@
-import { describeLockFamily } from '../../test/harness/lock-family.contract.js';
-import { useMemoryEngine } from '../../test/harness/test-engine.js';
+import { describeLockFamily } from '../harness/lock-family.contract.js';
+import { useMemoryEngine } from '../harness/test-engine.js';
 
 describe('the lock family on the memory store', () => {
   const memory = useMemoryEngine();

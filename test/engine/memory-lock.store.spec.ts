@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
-import type { AcquireRequest } from '../lock-store.interface.js';
-import { MemoryLockStore } from './memory-lock.store.js';
-import { describeStoreContract } from '../../../test/harness/store-contract.js';
+import type { AcquireRequest } from '../../lib/stores/lock-store.interface.js';
+import { MemoryLockStore } from '../../lib/stores/memory/memory-lock.store.js';
+import { describeStoreContract } from '../harness/store-contract.js';
 
 function request(
   keys: string[],

@@ -1,7 +1,10 @@
 import { Observable, Subject } from 'rxjs';
-import { useMemoryEngine } from '../../../test/harness/test-engine.js';
-import { LockLostError } from '../../errors/lock.errors.js';
-import { runLockedMethod, type LockedMethodPlan } from './locked-method.runner.js';
+import { useMemoryEngine } from '../harness/test-engine.js';
+import { LockLostError } from '../../lib/errors/lock.errors.js';
+import {
+  runLockedMethod,
+  type LockedMethodPlan,
+} from '../../lib/nest/decorators/locked-method.runner.js';
 
 describe('a decorated method returning an Observable whose lock is lost', () => {
   const memory = useMemoryEngine();

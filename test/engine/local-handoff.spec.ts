@@ -1,18 +1,18 @@
-import { ForwardingStore } from '../../../test/harness/forwarding-store.js';
-import { later } from '../../../test/harness/handled-later.js';
-import { engineOn } from '../../../test/harness/test-engine.js';
+import { ForwardingStore } from '../harness/forwarding-store.js';
+import { later } from '../harness/handled-later.js';
+import { engineOn } from '../harness/test-engine.js';
 import { filter, firstValueFrom } from 'rxjs';
-import { LockStoreError } from '../../errors/lock.errors.js';
-import type { LockOptions } from '../request/lock-options.interface.js';
+import { LockStoreError } from '../../lib/errors/lock.errors.js';
+import type { LockOptions } from '../../lib/engine/request/lock-options.interface.js';
 import type {
   AcquireAttempt,
   AcquireRequest,
   ReleaseOptions,
-} from '../../stores/lock-store.interface.js';
-import { MemoryLockStore } from '../../stores/memory/memory-lock.store.js';
-import { LockEngine, type LockEngineConfig } from '../lock-engine.js';
-import type { LockEvent } from '../lock.events.js';
-import type { Lock } from '../lock.interface.js';
+} from '../../lib/stores/lock-store.interface.js';
+import { MemoryLockStore } from '../../lib/stores/memory/memory-lock.store.js';
+import { LockEngine, type LockEngineConfig } from '../../lib/engine/lock-engine.js';
+import type { LockEvent } from '../../lib/engine/lock.events.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
 
 /** A MemoryLockStore behind a wrapper that logs the token of every acquire and release call. */
 function countingStore(inner = new MemoryLockStore()) {

@@ -1,6 +1,6 @@
-import { later } from '../../test/harness/handled-later.js';
-import { waitUntil } from '../../test/harness/wait-until.js';
-import { engineOn } from '../../test/harness/test-engine.js';
+import { later } from '../harness/handled-later.js';
+import { waitUntil } from '../harness/wait-until.js';
+import { engineOn } from '../harness/test-engine.js';
 import { jest } from '@jest/globals';
 import { filter, firstValueFrom, toArray } from 'rxjs';
 import {
@@ -9,12 +9,12 @@ import {
   LockOptionsError,
   LockShutdownError,
   LockStoreError,
-} from '../errors/lock.errors.js';
-import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
-import { currentLock } from './hold/lock-context.js';
-import { LockEngine, type LockEngineConfig } from './lock-engine.js';
-import type { LockEvent } from './lock.events.js';
-import type { Lock } from './lock.interface.js';
+} from '../../lib/errors/lock.errors.js';
+import { MemoryLockStore } from '../../lib/stores/memory/memory-lock.store.js';
+import { currentLock } from '../../lib/engine/hold/lock-context.js';
+import { LockEngine, type LockEngineConfig } from '../../lib/engine/lock-engine.js';
+import type { LockEvent } from '../../lib/engine/lock.events.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
 
 /** A promise plus the function that resolves it, to hold a critical section open on cue. */
 function gate(): { promise: Promise<void>; open: () => void } {

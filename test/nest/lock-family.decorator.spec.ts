@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { maxConcurrent, writerOverlaps, type Interval } from '../../../test/harness/intervals.js';
-import { LockOptionsError } from '../../errors/lock.errors.js';
-import { LockTestingModule } from '../../testing/index.js';
-import { DistributedLock } from './distributed-lock.decorator.js';
+import { maxConcurrent, writerOverlaps, type Interval } from '../harness/intervals.js';
+import { LockOptionsError } from '../../lib/errors/lock.errors.js';
+import { LockTestingModule } from '../../lib/testing/index.js';
+import { DistributedLock } from '../../lib/nest/decorators/distributed-lock.decorator.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

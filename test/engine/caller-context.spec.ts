@@ -1,7 +1,7 @@
-import { useMemoryEngine } from '../../../test/harness/test-engine.js';
-import { waitUntil } from '../../../test/harness/wait-until.js';
-import { currentLock, runHoldingLock } from './lock-context.js';
-import type { Lock } from '../lock.interface.js';
+import { useMemoryEngine } from '../harness/test-engine.js';
+import { waitUntil } from '../harness/wait-until.js';
+import { currentLock, runHoldingLock } from '../../lib/engine/hold/lock-context.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
 
 /*
  * The watchdog's one timer serves every lock. Armed from inside a lock's async context, it would

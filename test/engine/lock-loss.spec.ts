@@ -1,6 +1,6 @@
-import { useMemoryEngine } from '../../../test/harness/test-engine.js';
-import { waitUntil } from '../../../test/harness/wait-until.js';
-import { LockLostError, LockOptionsError } from '../../errors/lock.errors.js';
+import { useMemoryEngine } from '../harness/test-engine.js';
+import { waitUntil } from '../harness/wait-until.js';
+import { LockLostError, LockOptionsError } from '../../lib/errors/lock.errors.js';
 
 describe('a lock lost while its code runs', () => {
   const memory = useMemoryEngine();
