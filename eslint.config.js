@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 
 /**
  * Files in `files` may not import what `regex` matches: the layers import downward only. Unit
- * specs next to the code may use the test harness.
+ * specs next to the code may import across layers (never from test/: test/repo checks it).
  */
 function layer(files, regex, message, ignores = ['**/*.spec.ts']) {
   return {

@@ -62,7 +62,7 @@ describe('the library and its tests', () => {
     const importing: string[] = [];
     for (const file of files) {
       const source = await readFile(`lib/${file}`, 'utf8');
-      if (/from '(\.\.\/)+test\//.test(source)) importing.push(file);
+      if (/(from|import)\s*\(?\s*'(\.\.\/)+test\//.test(source)) importing.push(file);
     }
     expect(importing).toEqual([]);
   });
