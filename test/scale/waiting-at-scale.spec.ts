@@ -23,7 +23,8 @@ describe('waiting for many keys in one process', () => {
   beforeEach(async () => {
     holder = createTestEngine(redis.client);
     waiterClient = redis.client.duplicate();
-    waiter = createTestEngine(waiterClient, { pollCap: 1_000 });
+    // 2,000 subscribes go out at once: give the store time to answer them all.
+    waiter = createTestEngine(waiterClient, { pollCap: 1_000, storeTimeout: 10_000 });
   });
 
   afterEach(async () => {
