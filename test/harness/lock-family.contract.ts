@@ -13,9 +13,34 @@ export interface FamilySubject {
 
 const tick = (ms = 2): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `fn` as a timed section under `lock`, and records it. */
-async function section(into: Interval[], ms: number): Promise<void> {
+/**
+ * A meeting point for `size` sections: the first `size` to arrive wait for each other (at most
+ * 2 s), so a loaded machine that runs each short section alone cannot hide whether the lock
+ * admits `size` holders together. Later arrivals pass straight through.
+ */
+interface Meeting {
+  arrive(): Promise<void>;
+  close(): void;
+}
+
+function meetingOf(size: number): Meeting {
+  let arrived = 0;
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const deadline = setTimeout(() => open(), 2_000);
+  return {
+    arrive() {
+      if (++arrived === size) open();
+      return opened;
+    },
+    close: () => clearTimeout(deadline),
+  };
+}
+
+/** Records a timed section of `ms`, after meeting the other sections of `meeting` if given. */
+async function section(into: Interval[], ms: number, meeting?: Meeting): Promise<void> {
   const enter = process.hrtime.bigint();
+  await meeting?.arrive();
   await tick(ms);
   into.push([enter, process.hrtime.bigint()]);
 }
@@ -46,10 +71,12 @@ export function describeLockFamily(subject: () => FamilySubject): void {
 
     it('never has more than limit sections at once among many waiting callers', async () => {
       const sections: Interval[] = [];
+      const together = meetingOf(4);
       const calls = Array.from({ length: 24 }, () =>
-        current.engine.withLock('export', () => section(sections, 3), { limit: 4 }),
+        current.engine.withLock('export', () => section(sections, 3, together), { limit: 4 }),
       );
       await Promise.all(calls);
+      together.close();
       expect(sections).toHaveLength(24);
       expect(maxConcurrent(sections)).toBe(4);
     });
@@ -121,12 +148,16 @@ export function describeLockFamily(subject: () => FamilySubject): void {
     it('has readers overlap each other and no writer overlap anyone', async () => {
       const reads: Interval[] = [];
       const writes: Interval[] = [];
+      const readersTogether = meetingOf(2);
       const calls = Array.from({ length: 30 }, (_, i) =>
         i % 5 === 0
           ? current.engine.withLock('doc', () => section(writes, 2), { mode: 'write' })
-          : current.engine.withLock('doc', () => section(reads, 4), { mode: 'read' }),
+          : current.engine.withLock('doc', () => section(reads, 4, readersTogether), {
+              mode: 'read',
+            }),
       );
       await Promise.all(calls);
+      readersTogether.close();
       expect(writes).toHaveLength(6);
       expect(writerOverlaps(writes, reads)).toBe(0);
       expect(maxConcurrent(reads)).toBeGreaterThan(1);
