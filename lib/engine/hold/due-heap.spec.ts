@@ -7,12 +7,12 @@ interface Entry extends DueEntry {
 
 type Op =
   | { readonly op: 'push'; readonly dueAt: number }
-  | { readonly op: 'remove' | 'move' | 'replace'; readonly pick: number; readonly dueAt: number };
+  | { readonly op: 'remove' | 'move'; readonly pick: number; readonly dueAt: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('push' as const), dueAt: fc.integer({ min: 0, max: 50 }) }),
   fc.record({
-    op: fc.constantFrom('remove' as const, 'move' as const, 'replace' as const),
+    op: fc.constantFrom('remove' as const, 'move' as const),
     pick: fc.nat(),
     dueAt: fc.integer({ min: 0, max: 50 }),
   }),
@@ -37,13 +37,9 @@ describe('DueHeap', () => {
           if (step.op === 'remove') {
             heap.remove(entry);
             model.splice(model.indexOf(entry), 1);
-          } else if (step.op === 'move') {
+          } else {
             entry.dueAt = step.dueAt;
             heap.moved(entry);
-          } else {
-            const next = { id: nextId++, dueAt: -1, slot: -1 };
-            heap.replace(entry, next);
-            model[model.indexOf(entry)] = next;
           }
         }
         expect(heap.size).toBe(model.length);

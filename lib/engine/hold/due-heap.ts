@@ -46,12 +46,6 @@ export class DueHeap<E extends DueEntry> {
     this.moved(last);
   }
 
-  /** Puts `next` where `entry` is, due at the same time. */
-  replace(entry: E, next: E): void {
-    next.dueAt = entry.dueAt;
-    this.put(next, entry.slot);
-  }
-
   /** Puts an entry whose `dueAt` changed back in order. */
   moved(entry: E): void {
     this.times[entry.slot] = entry.dueAt;

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { LeaseExtension } from '../../stores/lock-store.interface.js';
-import { LeaseWatchdog, TASK_SLICE } from './lease-watchdog.js';
+import { CALL_SLICE, CALLS_IN_FLIGHT, LeaseWatchdog, TASK_SLICE } from './lease-watchdog.js';
 import type { WatchedLease } from './watched-lease.js';
 
 interface Round {
@@ -67,14 +67,16 @@ describe('LeaseWatchdog rounds', () => {
     ]);
   });
 
-  it(`renews the leases due at once in calls of at most ${TASK_SLICE}, one per task`, async () => {
-    const many = 2 * TASK_SLICE + 50;
+  it(`takes the leases due at once ${TASK_SLICE} per task, and renews them in calls of at most ${CALL_SLICE}`, async () => {
+    const many = TASK_SLICE + 20;
     for (let i = 0; i < many; i++) watch(`k${i}`, 3_000);
     await jest.advanceTimersByTimeAsync(1_000);
-    // The slices after the first run in the tasks that follow, one each.
-    for (let task = 0; task < 3; task++) await jest.advanceTimersByTimeAsync(1);
+    const firstTask = rounds.map((round) => round.keys.length);
+    // The leases after the first task's are taken in the task that follows.
+    await jest.advanceTimersByTimeAsync(1);
 
-    expect(rounds.map((round) => round.keys.length)).toEqual([TASK_SLICE, TASK_SLICE, 50]);
+    expect(firstTask).toEqual(Array<number>(TASK_SLICE / CALL_SLICE).fill(CALL_SLICE));
+    expect(rounds.map((round) => round.keys.length).slice(firstTask.length)).toEqual([20]);
     expect(new Set(rounds.flatMap((round) => round.keys)).size).toBe(many);
     expect(lost).toEqual([]);
   });
@@ -149,5 +151,91 @@ describe('LeaseWatchdog rounds', () => {
     expect(rounds).toEqual([]);
     await jest.advanceTimersByTimeAsync(400);
     expect(rounds).toEqual([{ at: 1_000, keys: ['renewed'] }]);
+  });
+});
+
+describe('LeaseWatchdog calls in flight', () => {
+  let answers: ((result: 'extended') => void)[];
+  let lost: [string, LockLossReason][];
+  let watchdog: LeaseWatchdog;
+
+  function lease(key: string, ttl = 3_000): WatchedLease {
+    const now = performance.now();
+    return {
+      fullKeys: [key],
+      token: key,
+      kind: { type: 'mutex' },
+      ttl,
+      autoRenew: true,
+      expiresAt: now + ttl,
+      holdUntil: Infinity,
+    };
+  }
+
+  /** Answers every renewal call out now, each lease 'extended'. */
+  function answerAll(): void {
+    for (const answer of answers.splice(0)) answer('extended');
+  }
+
+  beforeEach(() => {
+    jest.useFakeTimers();
+    answers = [];
+    lost = [];
+    watchdog = new LeaseWatchdog({
+      extend: (leases: readonly LeaseExtension[]) =>
+        new Promise((resolve) => answers.push((result) => resolve(leases.map(() => result)))),
+      renewed: () => undefined,
+      lost: (gone, reason) => void lost.push([gone.fullKeys[0], reason]),
+      failed: () => undefined,
+      leaseEnd: (sentAt, ttl) => sentAt + ttl,
+    });
+  });
+
+  afterEach(() => {
+    watchdog.stop();
+    jest.useRealTimers();
+  });
+
+  it('keeps at most CALLS_IN_FLIGHT calls out, and sends the leases in line as they come back', async () => {
+    const count = (CALLS_IN_FLIGHT + 2) * CALL_SLICE;
+    for (let i = 0; i < count; i++) watchdog.add(lease(`k${i}`));
+    await jest.advanceTimersByTimeAsync(1_000);
+    await jest.advanceTimersByTimeAsync(1); // the task after the first takes the rest
+    expect(answers).toHaveLength(CALLS_IN_FLIGHT);
+    answerAll();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(answers).toHaveLength(2);
+    answerAll();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(answers).toHaveLength(0);
+    expect(lost).toEqual([]);
+  });
+
+  it('sends a lease in line when a third of its ttl is left, calls out or not, and ends it at its deadline unanswered', async () => {
+    const count = (CALLS_IN_FLIGHT + 2) * CALL_SLICE;
+    for (let i = 0; i < count; i++) watchdog.add(lease(`k${i}`));
+    await jest.advanceTimersByTimeAsync(1_999);
+    expect(answers).toHaveLength(CALLS_IN_FLIGHT);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(answers).toHaveLength(CALLS_IN_FLIGHT + 2);
+    expect(lost).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(lost).toHaveLength(count);
+    expect(new Set(lost.map(([, reason]) => reason))).toEqual(new Set(['unreachable']));
+  });
+
+  it('renews the new holder of a lease handed on while its renewal was out', async () => {
+    const from = lease('hot');
+    watchdog.add(from);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(answers).toHaveLength(1);
+    const to = { ...lease('hot'), expiresAt: from.expiresAt };
+    watchdog.transfer(from, to);
+    answerAll();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(to.expiresAt).toBe(4_000);
+    await jest.advanceTimersByTimeAsync(2_500);
+    expect(lost).toEqual([]);
+    expect(answers).toHaveLength(1);
   });
 });

@@ -21,17 +21,31 @@ export interface WatchdogHooks {
   leaseEnd(sentAt: number, ttl: number): number;
 }
 
-/**
- * Most leases one task of the watchdog looks at, and one renewal call carries, so that neither
- * this process's event loop nor the store is held up for long (the Redis store cuts a call
- * into commands of a bounded size itself).
- */
+/** Most leases one task of the watchdog looks at, so that its event loop is never held long. */
 export const TASK_SLICE = 250;
+
+/** Most leases one renewal call carries: what the Redis store sends as one EXTEND command. */
+export const CALL_SLICE = 50;
+
+/**
+ * Leases due this soon are renewed with those due now: a timer does not fire more precisely,
+ * and a tick for each lease of a busy millisecond would cost more than the renewals.
+ */
+export const RENEW_EARLY_MS = 1;
+
+/**
+ * Most renewal calls in flight at once. The leases due beyond them wait in line, still watched
+ * to their deadlines, so that a burst of due leases neither piles commands up in a Redis others
+ * share nor keeps thousands of requests alive in this process while the replies come. A lease
+ * with a third of its ttl left goes out at once, whatever is in flight: the cap must never cost a
+ * lock when replies are slow.
+ */
+export const CALLS_IN_FLIGHT = 4;
 
 /**
  * One timer for every held lease. Each auto-renewed lease is renewed about ttl/3 after its own
- * last renewal (up to a quarter of that early, to share a call with the leases due just
- * before it); a lease is lost when renewal says it is
+ * last renewal (up to a quarter of that early, to fill a call with the leases due just before
+ * it); a lease is lost when renewal says it is
  * gone or when its local deadline passes (renewal failed, `maxHold`, or no auto-renewal). The
  * leases wait in a heap by when they are next due, so a tick looks only at those, a slice of
  * them per task. The watchdog owns each lease's deadline, which follows every PEXPIRE sent for
@@ -39,6 +53,10 @@ export const TASK_SLICE = 250;
  */
 export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   private readonly due = new DueHeap<WatchEntry>();
+  /** Taken for renewal (`renewing`), in the order they fell due, not sent yet; from `head` on. */
+  private readonly line: WatchEntry[] = [];
+  private head = 0;
+  private calls = 0;
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
 
@@ -63,13 +81,14 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   /**
    * Watches `to` in place of `from`, the same lease in the store under a new holder, on the
    * same schedule, in the same place: no timer work, as this is the hot path of a local hand-off.
+   * A renewal of `from` in line or in flight goes on for `to`.
    */
   transfer(from: WatchedLease, to: L): void {
     const entry = from.watch;
     if (!entry) return this.add(to);
     from.watch = undefined;
-    // A renewal in flight answers for `from`; `to` keeps the deadline it inherited meanwhile.
-    this.due.replace(entry, newEntry(to, entry.renewAt, entry.unreachable));
+    entry.lease = to;
+    to.watch = entry;
   }
 
   /**
@@ -97,7 +116,8 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   extended(lease: WatchedLease, sent: number, sentAt: number, ttl: number): void {
     const entry = lease.watch;
     if (!entry) return;
-    const end = this.hooks.leaseEnd(sentAt, ttl);
+    // Capped like a new lock's, for a lease handed on to a holder with an earlier `maxHold`.
+    const end = Math.min(this.hooks.leaseEnd(sentAt, ttl), lease.holdUntil);
     lease.expiresAt = sent === entry.sent ? end : Math.min(lease.expiresAt, end);
     entry.unreachable = false;
     entry.renewAt = sentAt + interval(lease);
@@ -118,6 +138,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   stop(): void {
     for (const entry of this.due.all()) entry.lease.watch = undefined;
     this.due.clear();
+    this.line.length = this.head = 0;
     this.stopTimer();
   }
 
@@ -132,17 +153,15 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.timer = undefined;
     this.timerAt = Infinity;
     const now = performance.now();
-    const round: WatchedLease[] = [];
     let top = this.due.peek();
     for (let seen = 0; top && seen < TASK_SLICE; seen++) {
       const { lease } = top;
       if (now >= lease.expiresAt) {
         this.delete(lease);
         this.hooks.lost(lease, lossReason(lease, top, now));
-      } else if (renewable(lease, top, now) && top.renewAt <= now + interval(lease) / 4) {
-        // Renewed a little early, it shares this call with the leases due just before it.
+      } else if (renewable(lease, top, now) && this.takes(top, now)) {
         top.renewing = true;
-        round.push(lease);
+        this.line.push(top);
       } else if (top.dueAt > now) {
         break;
       }
@@ -150,7 +169,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
       if (lease.watch === top) this.reschedule(top, now);
       top = this.due.peek();
     }
-    if (round.length > 0) this.renew(round, now);
+    this.sendLine();
     if (top && top.dueAt <= now) {
       inLibraryScope(() => setImmediate(() => this.tick()).unref());
     } else if (top) {
@@ -158,38 +177,77 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     }
   }
 
-  private renew(due: WatchedLease[], sentAt: number): void {
-    const requests = due.map((lease) => ({
+  /**
+   * Whether `entry`, renewable, goes in line now: when due within `RENEW_EARLY_MS`, or up to a
+   * quarter of its interval early to fill the last call in line. Not to start a call of its own: taking every lease due
+   * within a quarter of an interval at once would send them in bursts, and a burst holds up
+   * everyone else on the Redis.
+   */
+  private takes(entry: WatchEntry, now: number): boolean {
+    const early = interval(entry.lease) / 4;
+    if (entry.renewAt <= now + Math.min(RENEW_EARLY_MS, early)) return true;
+    const lastCallHasRoom = (this.line.length - this.head) % CALL_SLICE !== 0;
+    return lastCallHasRoom && entry.renewAt <= now + early;
+  }
+
+  /** Sends the leases in line, a slice per call, while fewer than `CALLS_IN_FLIGHT` are out. */
+  private sendLine(): void {
+    const { line } = this;
+    const now = performance.now();
+    while (
+      this.head < line.length &&
+      (this.calls < CALLS_IN_FLIGHT || urgent(line[this.head]!, now))
+    ) {
+      const slice: WatchEntry[] = [];
+      while (slice.length < CALL_SLICE && this.head < line.length) {
+        const entry = line[this.head++]!;
+        // Gone from the watch (released, lost) while in line.
+        if (entry.lease.watch === entry) slice.push(entry);
+      }
+      if (slice.length > 0) this.renew(slice, now);
+    }
+    if (this.head === line.length) line.length = this.head = 0;
+    else this.arm(urgentAt(line[this.head]!));
+  }
+
+  private renew(entries: WatchEntry[], sentAt: number): void {
+    const requests = entries.map(({ lease }) => ({
       keys: lease.fullKeys,
       token: lease.token,
       kind: lease.kind,
       ttl: renewalTtl(lease, sentAt),
     }));
-    const sent = due.map((lease, i) => this.extending(lease, sentAt, requests[i].ttl));
+    const sent = entries.map(({ lease }, i) => this.extending(lease, sentAt, requests[i].ttl));
+    this.calls++;
     this.hooks
       .extend(requests)
       .then(
         (results) =>
           results.forEach((result, i) =>
-            this.settle(due[i], sent[i], requests[i].ttl, sentAt, result),
+            this.settle(entries[i], sent[i], requests[i].ttl, sentAt, result),
           ),
         (error: unknown) => {
           this.hooks.failed(error);
-          for (const lease of due) this.retrySoon(lease);
+          for (const entry of entries) this.retrySoon(entry);
         },
       )
-      .catch((error: unknown) => this.hooks.failed(error));
+      .catch((error: unknown) => this.hooks.failed(error))
+      .finally(() => {
+        this.calls--;
+        this.sendLine();
+      });
   }
 
+  /** The answer for the lease `entry` watched when the call went out (or the holder it was handed on to since). */
   private settle(
-    lease: WatchedLease,
+    entry: WatchEntry,
     sent: number,
     ttl: number,
     sentAt: number,
     result: ExtendResult,
   ): void {
-    const entry = lease.watch;
-    if (!entry) return;
+    const { lease } = entry;
+    if (lease.watch !== entry) return;
     entry.renewing = false;
     if (result !== 'extended') {
       this.delete(lease);
@@ -200,12 +258,11 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.hooks.renewed(lease, ttl);
   }
 
-  private retrySoon(lease: WatchedLease): void {
-    const entry = lease.watch;
-    if (!entry) return;
+  private retrySoon(entry: WatchEntry): void {
+    if (entry.lease.watch !== entry) return;
     entry.renewing = false;
     entry.unreachable = true;
-    entry.renewAt = performance.now() + Math.max(10, interval(lease) / 4);
+    entry.renewAt = performance.now() + Math.max(10, interval(entry.lease) / 4);
     this.reschedule(entry);
   }
 
@@ -237,4 +294,13 @@ function newEntry(lease: WatchedLease, renewAt: number, unreachable: boolean): W
   };
   lease.watch = entry;
   return entry;
+}
+
+/** A lease in line that must go out now, calls in flight or not: a third of its ttl is left. */
+function urgentAt({ lease }: WatchEntry): number {
+  return lease.expiresAt - interval(lease);
+}
+
+function urgent(entry: WatchEntry, now: number): boolean {
+  return now >= urgentAt(entry);
 }

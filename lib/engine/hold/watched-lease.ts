@@ -20,7 +20,8 @@ export interface WatchedLease {
 
 /** A watched lease's renewal schedule, and its place in the watchdog's heap. */
 export interface WatchEntry extends DueEntry {
-  readonly lease: WatchedLease;
+  /** The lease watched; a local hand-off puts its new holder here (`transfer`). */
+  lease: WatchedLease;
   renewAt: number;
   renewing: boolean;
   unreachable: boolean;
