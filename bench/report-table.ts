@@ -78,6 +78,7 @@ const COLUMNS: Record<number, Column[]> = {
     num('× raw', 'releaseToRaw', 2),
     num('cmds ≥ 2 ms', 'commandsOver2ms'),
     num('slowest µs', 'slowestCommandUs'),
+    num('stalls', 'stalls'),
     num('lag p99 ms', 'lagP99', 1),
     num('lag max ms', 'lagMax', 1),
     num('heap B/lock', 'heapPerLockB'),

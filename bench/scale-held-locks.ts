@@ -62,6 +62,7 @@ export async function holdAtScale(context: ScenarioContext, ttl: number, holdMs:
       releasePerSec,
       commandsOver2ms: slow.over,
       slowestCommandUs: slow.slowestUs,
+      stalls: slow.stalls,
       lagP99: lag.percentile(99) / 1e6,
       lagMax: lag.max / 1e6,
       heapPerLockB: (held - before) / count,

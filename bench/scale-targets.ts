@@ -32,7 +32,7 @@ export function scaleTargets(scenarios: readonly ScenarioResult[]): TargetCheck[
     add(
       7,
       `${label}: no command ≥ 2 ms (SLOWLOG)`,
-      `${held.commandsOver2ms} (slowest ${f(held.slowestCommandUs, 0)} µs)`,
+      `${held.commandsOver2ms} (slowest ${f(held.slowestCommandUs, 0)} µs; machine stalls: ${held.stalls})`,
       held.commandsOver2ms === 0,
     );
     add(7, `${label}: event-loop lag p99 ≤ 20 ms`, `${f(held.lagP99, 1)} ms`, held.lagP99 <= 20);
