@@ -6,7 +6,7 @@ const FOLDERS = ['lib/engine/wait', 'lib/engine/acquire', 'lib/engine/hold', 'li
 
 /** Words of identifiers there that are plain English or plain programming, not coined terms. */
 const PLAIN = new Set(
-  `a abort acquire acquired add after all alone early has ms send and answered arm at auto aware back base before
+  `a abort acquire acquired add after all alone early has kept ms send and answered arm at auto aware back base before
   begin behind by call calls can cause clear constructor context controller count create current
   default delay delete discard done drain drained emit emptied end ended engine entry error expires
   extend extension fail failed failure find finish first flight for forget frame free from full get

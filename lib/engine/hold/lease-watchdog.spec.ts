@@ -1,7 +1,8 @@
 import { jest } from '@jest/globals';
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { LeaseExtension } from '../../stores/lock-store.interface.js';
-import { CALL_SLICE, CALLS_IN_FLIGHT, LeaseWatchdog, TASK_SLICE } from './lease-watchdog.js';
+import { LeaseWatchdog, TASK_SLICE } from './lease-watchdog.js';
+import { CALL_SLICE, CALLS_IN_FLIGHT } from './renewal-line.js';
 import type { WatchedLease } from './watched-lease.js';
 
 interface Round {

@@ -4,13 +4,15 @@ import { DueHeap } from './due-heap.js';
 import {
   dueAt,
   interval,
+  newEntry,
   lossReason,
   renewable,
-  renewalTtl,
+  extensionOf,
   type WatchEntry,
   type WatchedLease,
 } from './watched-lease.js';
 import { inLibraryScope } from '../../stores/library-scope.js';
+import { RenewalLine } from './renewal-line.js';
 
 export interface WatchdogHooks {
   extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
@@ -24,9 +26,6 @@ export interface WatchdogHooks {
 /** Most leases one task of the watchdog looks at, so that its event loop is never held long. */
 export const TASK_SLICE = 250;
 
-/** Most leases one renewal call carries: what the Redis store sends as one EXTEND command. */
-export const CALL_SLICE = 50;
-
 /**
  * Leases due this soon are renewed with those due now: a timer does not fire more precisely,
  * and a tick for each lease of a busy millisecond would cost more than the renewals.
@@ -34,18 +33,8 @@ export const CALL_SLICE = 50;
 export const RENEW_EARLY_MS = 1;
 
 /**
- * Most renewal calls in flight at once. The leases due beyond them wait in line, still watched
- * to their deadlines, so that a burst of due leases neither piles commands up in a Redis others
- * share nor keeps thousands of requests alive in this process while the replies come. A lease
- * with a third of its ttl left goes out at once, whatever is in flight: the cap must never cost a
- * lock when replies are slow.
- */
-export const CALLS_IN_FLIGHT = 4;
-
-/**
  * One timer for every held lease. Each auto-renewed lease is renewed about ttl/3 after its own
- * last renewal (up to a quarter of that early, to fill a call with the leases due just before
- * it); a lease is lost when renewal says it is
+ * last renewal, in calls sent through a `RenewalLine`; a lease is lost when renewal says it is
  * gone or when its local deadline passes (renewal failed, `maxHold`, or no auto-renewal). The
  * leases wait in a heap by when they are next due, so a tick looks only at those, a slice of
  * them per task. The watchdog owns each lease's deadline, which follows every PEXPIRE sent for
@@ -53,10 +42,7 @@ export const CALLS_IN_FLIGHT = 4;
  */
 export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   private readonly due = new DueHeap<WatchEntry>();
-  /** Taken for renewal (`renewing`), in the order they fell due, not sent yet; from `head` on. */
-  private readonly line: WatchEntry[] = [];
-  private head = 0;
-  private calls = 0;
+  private readonly line = new RenewalLine();
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
 
@@ -72,7 +58,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   }
 
   add(lease: L, now = performance.now()): void {
-    const entry = newEntry(lease, now + interval(lease), false);
+    const entry = newEntry(lease, now + interval(lease));
     entry.dueAt = dueAt(entry, now);
     this.due.push(entry);
     this.arm(entry.dueAt);
@@ -138,7 +124,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   stop(): void {
     for (const entry of this.due.all()) entry.lease.watch = undefined;
     this.due.clear();
-    this.line.length = this.head = 0;
+    this.line.clear();
     this.stopTimer();
   }
 
@@ -161,7 +147,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
         this.hooks.lost(lease, lossReason(lease, top, now));
       } else if (renewable(lease, top, now) && this.takes(top, now)) {
         top.renewing = true;
-        this.line.push(top);
+        this.line.add(top);
       } else if (top.dueAt > now) {
         break;
       }
@@ -179,46 +165,26 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
 
   /**
    * Whether `entry`, renewable, goes in line now: when due within `RENEW_EARLY_MS`, or up to a
-   * quarter of its interval early to fill the last call in line. Not to start a call of its own: taking every lease due
-   * within a quarter of an interval at once would send them in bursts, and a burst holds up
-   * everyone else on the Redis.
+   * quarter of its interval early to fill the last call in line, not to start one: taking all
+   * the leases due within a quarter of an interval at once would send them in a burst, which
+   * holds up everyone else on the Redis.
    */
   private takes(entry: WatchEntry, now: number): boolean {
     const early = interval(entry.lease) / 4;
     if (entry.renewAt <= now + Math.min(RENEW_EARLY_MS, early)) return true;
-    const lastCallHasRoom = (this.line.length - this.head) % CALL_SLICE !== 0;
-    return lastCallHasRoom && entry.renewAt <= now + early;
+    return this.line.lastCallHasRoom && entry.renewAt <= now + early;
   }
 
-  /** Sends the leases in line, a slice per call, while fewer than `CALLS_IN_FLIGHT` are out. */
+  /** Sends the calls the line has ready, and makes sure the timer fires for its next urgent lease. */
   private sendLine(): void {
-    const { line } = this;
     const now = performance.now();
-    while (
-      this.head < line.length &&
-      (this.calls < CALLS_IN_FLIGHT || urgent(line[this.head]!, now))
-    ) {
-      const slice: WatchEntry[] = [];
-      while (slice.length < CALL_SLICE && this.head < line.length) {
-        const entry = line[this.head++]!;
-        // Gone from the watch (released, lost) while in line.
-        if (entry.lease.watch === entry) slice.push(entry);
-      }
-      if (slice.length > 0) this.renew(slice, now);
-    }
-    if (this.head === line.length) line.length = this.head = 0;
-    else this.arm(urgentAt(line[this.head]!));
+    for (const call of this.line.take(now)) this.renew(call, now);
+    this.arm(this.line.nextUrgentAt());
   }
 
   private renew(entries: WatchEntry[], sentAt: number): void {
-    const requests = entries.map(({ lease }) => ({
-      keys: lease.fullKeys,
-      token: lease.token,
-      kind: lease.kind,
-      ttl: renewalTtl(lease, sentAt),
-    }));
+    const requests = entries.map(({ lease }) => extensionOf(lease, sentAt));
     const sent = entries.map(({ lease }, i) => this.extending(lease, sentAt, requests[i].ttl));
-    this.calls++;
     this.hooks
       .extend(requests)
       .then(
@@ -233,12 +199,12 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
       )
       .catch((error: unknown) => this.hooks.failed(error))
       .finally(() => {
-        this.calls--;
+        this.line.answered();
         this.sendLine();
       });
   }
 
-  /** The answer for the lease `entry` watched when the call went out (or the holder it was handed on to since). */
+  /** The answer for the lease `entry` watched when the call went out, or its holder since. */
   private settle(
     entry: WatchEntry,
     sent: number,
@@ -280,27 +246,4 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.timer = undefined;
     this.timerAt = Infinity;
   }
-}
-
-function newEntry(lease: WatchedLease, renewAt: number, unreachable: boolean): WatchEntry {
-  const entry: WatchEntry = {
-    lease,
-    renewAt,
-    unreachable,
-    renewing: false,
-    sent: 0,
-    dueAt: 0,
-    slot: -1,
-  };
-  lease.watch = entry;
-  return entry;
-}
-
-/** A lease in line that must go out now, calls in flight or not: a third of its ttl is left. */
-function urgentAt({ lease }: WatchEntry): number {
-  return lease.expiresAt - interval(lease);
-}
-
-function urgent(entry: WatchEntry, now: number): boolean {
-  return now >= urgentAt(entry);
 }

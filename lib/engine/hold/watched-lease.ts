@@ -1,5 +1,5 @@
 import type { LockLossReason } from '../../errors/lock.errors.js';
-import type { LockKind } from '../../stores/lock-store.interface.js';
+import type { LeaseExtension, LockKind } from '../../stores/lock-store.interface.js';
 import type { DueEntry } from './due-heap.js';
 
 /** What the watchdog needs to know about a held lease. Times are `performance.now()` ms. */
@@ -51,9 +51,30 @@ export function renewalTtl(lease: WatchedLease, now: number, ttl = lease.ttl): n
   return Math.max(1, Math.min(ttl, Math.ceil(lease.holdUntil - now)));
 }
 
+/** The renewal of `lease` sent at `sentAt`, as the store takes it. */
+export function extensionOf(lease: WatchedLease, sentAt: number): LeaseExtension {
+  const { fullKeys: keys, token, kind } = lease;
+  return { keys, token, kind, ttl: renewalTtl(lease, sentAt) };
+}
+
 export function lossReason(lease: WatchedLease, entry: WatchEntry, now: number): LockLossReason {
   // A renewal still unanswered at the deadline is an unreachable store, not a vanished key.
   if (entry.unreachable || entry.renewing) return 'unreachable';
   if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';
   return 'expired';
+}
+
+/** A new watch entry for `lease`, put on it (no map to look the lease up in). */
+export function newEntry(lease: WatchedLease, renewAt: number): WatchEntry {
+  const entry: WatchEntry = {
+    lease,
+    renewAt,
+    unreachable: false,
+    renewing: false,
+    sent: 0,
+    dueAt: 0,
+    slot: -1,
+  };
+  lease.watch = entry;
+  return entry;
 }
