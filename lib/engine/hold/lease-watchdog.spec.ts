@@ -82,6 +82,15 @@ describe('LeaseWatchdog rounds', () => {
     expect(lost).toEqual([]);
   });
 
+  it('keeps one timer however many tasks a burst of due leases takes', async () => {
+    for (let i = 0; i < 8 * TASK_SLICE; i++) watch(`k${i}`, 3_000);
+    await jest.advanceTimersByTimeAsync(1_000);
+    for (let task = 0; task < 8; task++) await jest.advanceTimersByTimeAsync(1);
+
+    expect(rounds.flatMap((round) => round.keys)).toHaveLength(8 * TASK_SLICE);
+    expect(jest.getTimerCount()).toBe(1);
+  });
+
   it('keeps every lease of a long burst renewed, each on its own schedule', async () => {
     // A lease every 100 ms for 10 s, all held.
     for (let i = 0; i < 100; i++) {
@@ -221,6 +230,7 @@ describe('LeaseWatchdog calls in flight', () => {
     expect(answers).toHaveLength(CALLS_IN_FLIGHT + 2);
     expect(lost).toEqual([]);
     await jest.advanceTimersByTimeAsync(1_000);
+    await jest.advanceTimersByTimeAsync(1); // the task after the first takes the rest
     expect(lost).toHaveLength(count);
     expect(new Set(lost.map(([, reason]) => reason))).toEqual(new Set(['unreachable']));
   });

@@ -136,8 +136,9 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
 
   /** Takes the leases due now off the top of the heap, a slice per task. */
   private tick(): void {
-    this.timer = undefined;
-    this.timerAt = Infinity;
+    // A tick run by setImmediate leaves the timer armed: cleared here, or each such tick would
+    // leave one more timer behind, and each of those one more tick.
+    this.stopTimer();
     const now = performance.now();
     let top = this.due.peek();
     for (let seen = 0; top && seen < TASK_SLICE; seen++) {
