@@ -46,7 +46,7 @@ describe("an app's own catch-all filter, registered with useGlobalFilters", () =
     expect(response.status).toBe(500);
   });
 
-  it("answers lock errors as the library does when it replies with lockErrorBody (the README's filter)", async () => {
+  it("answers lock errors as the library does when it replies with lockErrorBody (docs/api.md's filter)", async () => {
     const url = await start(AllErrorsFilter);
 
     const busy = await post(url, '/reports/7');

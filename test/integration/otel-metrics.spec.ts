@@ -9,7 +9,7 @@ import {
 import { recordLockMetrics } from '../../docs/recipes/lock-metrics.js';
 import { useMemoryEngine } from '../harness/test-engine.js';
 
-/** The README's metrics recipe, read back through an in-memory exporter. */
+/** The metrics recipe of docs/operations.md, read back through an in-memory exporter. */
 describe('the OpenTelemetry metrics recipe', () => {
   const memory = useMemoryEngine();
 

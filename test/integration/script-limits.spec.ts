@@ -16,7 +16,7 @@ import { useRedisServer } from '../harness/use-redis.js';
 import { errorOf } from '../harness/wait-until.js';
 import { callsBetween, commandCalls, scanKeys } from './support/probes.js';
 
-// Inputs whose Redis cost grows with their size have a stated limit (see the README's Limits).
+// Inputs whose Redis cost grows with their size have a stated limit (see docs/guarantees.md#limits).
 // Past it, a call fails with LockOptionsError, naming the limit, before anything reaches Redis;
 // at it, the call goes through.
 const items = (count: number): string[] => Array.from({ length: count }, (_, i) => `sku-${i}`);

@@ -1,27 +1,54 @@
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import ts from 'typescript';
 
 const ROOT = resolve('.');
 
-/** The README's TypeScript blocks, each with the line it starts on. */
-function readmeBlocks(): { line: number; code: string }[] {
-  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
-  const blocks: { line: number; code: string }[] = [];
+/** The README is the front page; the reference, recipes and operations live in docs/. */
+const README_MAX_BYTES = 15_360;
+
+/** The user docs whose TypeScript blocks are checked: the README and every page of docs/. */
+function codeDocs(): string[] {
+  const pages = readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`);
+  return ['README.md', ...pages];
+}
+
+/** Every markdown page a reader moves between by links. */
+function linkedDocs(): string[] {
+  return [...codeDocs(), 'CONTRIBUTING.md', 'sample-app/README.md'];
+}
+
+interface Block {
+  readonly file: string;
+  readonly line: number;
+  readonly code: string;
+}
+
+/** A page's TypeScript blocks, each with the line it starts on. */
+function tsBlocks(file: string): Block[] {
+  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].trim() !== '```ts') continue;
     const end = lines.indexOf('```', i + 1);
-    blocks.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n') });
+    blocks.push({ file, line: i + 1, code: lines.slice(i + 1, end).join('\n') });
     i = end;
   }
   return blocks;
+}
+
+function allBlocks(): Block[] {
+  return codeDocs().flatMap(tsBlocks);
 }
 
 /**
  * Type-checks every block as its own module, the way a user's app would compile it: the
  * package's names resolve to its sources, everything else to the repo's node_modules.
  */
-function diagnostics(blocks: { line: number; code: string }[]): string[] {
+function diagnostics(blocks: Block[]): string[] {
   const files = new Map(blocks.map((block, i) => [join(ROOT, `.readme/block-${i}.ts`), block]));
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
@@ -61,16 +88,71 @@ function diagnostics(blocks: { line: number; code: string }[]): string[] {
       const block = files.get(diagnostic.file!.fileName)!;
       const { line } = diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
       const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-      return `README.md:${block.line + line + 1}: ${text}`;
+      return `${block.file}:${block.line + line + 1}: ${text}`;
     });
 }
 
-describe('the README', () => {
-  it('has TypeScript blocks for the app, the recipes and the operations', () => {
-    expect(readmeBlocks().length).toBeGreaterThanOrEqual(15);
+/** A page's lines outside code blocks, numbered from 1. */
+function proseLines(file: string): { line: number; text: string }[] {
+  let inCode = false;
+  return readFileSync(join(ROOT, file), 'utf8')
+    .split('\n')
+    .flatMap((text, i) => {
+      if (text.trimStart().startsWith('```')) inCode = !inCode;
+      return inCode || text.trimStart().startsWith('```') ? [] : [{ line: i + 1, text }];
+    });
+}
+
+/** The anchors GitHub gives a page's headings (lower case, punctuation dropped, `-` for spaces). */
+function anchors(file: string): Set<string> {
+  const seen = new Map<string, number>();
+  const found = new Set<string>();
+  for (const { text } of proseLines(file)) {
+    const heading = /^#{1,6}\s+(.*)$/.exec(text)?.[1];
+    if (heading === undefined) continue;
+    const slug = heading
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    found.add(count === 0 ? slug : `${slug}-${count}`);
+  }
+  return found;
+}
+
+/** Relative links whose file or heading does not exist, as `<file>:<line>: <link>`. */
+function brokenLinks(file: string): string[] {
+  const broken: string[] = [];
+  for (const { line, text } of proseLines(file)) {
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/i.test(target)) continue;
+      const [path, anchor] = target.split('#');
+      const linked = path === '' ? file : join(dirname(file), path);
+      const exists = existsSync(join(ROOT, linked));
+      const anchored =
+        anchor === undefined || (linked.endsWith('.md') && exists && anchors(linked).has(anchor));
+      if (!exists || !anchored) broken.push(`${file}:${line}: ${target}`);
+    }
+  }
+  return broken;
+}
+
+describe('the README and docs/', () => {
+  it('have TypeScript blocks for the app, the recipes and the operations', () => {
+    expect(allBlocks().length).toBeGreaterThanOrEqual(15);
   });
 
-  it('type-checks every TypeScript block against the package', () => {
-    expect(diagnostics(readmeBlocks())).toEqual([]);
+  it('keep the README to one short page', () => {
+    expect(statSync(join(ROOT, 'README.md')).size).toBeLessThanOrEqual(README_MAX_BYTES);
+  });
+
+  it('link only to files and headings that exist', () => {
+    expect(linkedDocs().flatMap(brokenLinks)).toEqual([]);
+  });
+
+  it('type-check every TypeScript block against the package', () => {
+    expect(diagnostics(allBlocks())).toEqual([]);
   }, 60_000);
 });
