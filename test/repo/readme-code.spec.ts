@@ -18,7 +18,11 @@ function codeDocs(): string[] {
 
 /** Every markdown page a reader moves between by links. */
 function linkedDocs(): string[] {
-  return [...codeDocs(), 'CONTRIBUTING.md', 'sample-app/README.md'];
+  const decisions = readdirSync(join(ROOT, 'docs/decisions'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/decisions/${name}`);
+  return [...codeDocs(), ...decisions, 'CONTRIBUTING.md', 'sample-app/README.md'];
 }
 
 interface Block {
