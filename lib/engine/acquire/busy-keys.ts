@@ -7,8 +7,9 @@ import type { LockKind } from '../../stores/lock-store.interface.js';
  * `Map` rebuilds its table every few entries. V8 puts the new table of a long-lived `Map` in the
  * old generation and keeps the old one, with every entry it held, until the next full GC, so
  * each young collection kept the entries of locks long released and moved them to the old
- * generation, several times what a raw client promotes (figures in bench/RESULTS.md). Slot
- * numbers are small integers, which hold nothing, and a cleared slot lets its entry go.
+ * generation, several times what a raw client promotes (see "Design decisions these figures
+ * rest on" in bench/RESULTS.md). Slot numbers are small integers, which hold nothing, and a
+ * cleared slot lets its entry go.
  */
 export class BusyKeys<V extends object> {
   private readonly slotOf = new Map<string, number>();

@@ -16,7 +16,7 @@ export type CommandSender = (
  * write's cost; with this many commands ahead of it, Redis is still busy when the held-back
  * bytes leave, so holding them costs it no idle time. With fewer, Redis would run dry while
  * Node holds them, and Node would then wait on Redis. The rule was chosen by measurement (see
- * "cork rules" in bench/RESULTS.md).
+ * "Design decisions these figures rest on" in bench/RESULTS.md).
  */
 export const CORK_BACKLOG = 3;
 
@@ -43,7 +43,8 @@ const LIBRARY_CORK_RULE: CorkRule = { backlog: CORK_BACKLOG, batch: corkBatch };
  * A command's arguments as the senders hand them to ioredis. ioredis copies every command's
  * arguments with `args.flat()` (callers once passed nested arrays), and V8's
  * `Array.prototype.flat` is slow even for five strings: most of the cost of building a command
- * (measured in bench/RESULTS.md). Ours are flat already, so `flat()` is the array itself.
+ * (see "Design decisions these figures rest on" in bench/RESULTS.md). Ours are flat already,
+ * so `flat()` is the array itself.
  */
 class CommandArgs extends Array<RedisArg> {
   override flat<A, D extends number = 1>(this: A): FlatArray<A, D>[] {
