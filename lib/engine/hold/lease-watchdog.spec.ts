@@ -10,23 +10,38 @@ interface Round {
   readonly keys: readonly string[];
 }
 
+/** A mutex lease of `ttl` ms taken now (fake time). */
+function lease(key: string, ttl = 3_000, autoRenew = true): WatchedLease {
+  const now = performance.now();
+  return {
+    fullKeys: [key],
+    token: key,
+    kind: { type: 'mutex' },
+    ttl,
+    autoRenew,
+    expiresAt: now + ttl,
+    holdUntil: Infinity,
+  };
+}
+
+/** A watchdog whose renewals go to `extend`, recording the leases it declares lost. */
+function watchdogWith(
+  extend: (leases: readonly LeaseExtension[]) => Promise<'extended'[]>,
+  lost: [string, LockLossReason][],
+): LeaseWatchdog {
+  return new LeaseWatchdog({
+    extend,
+    renewed: () => undefined,
+    lost: (gone, reason) => void lost.push([gone.fullKeys[0], reason]),
+    failed: () => undefined,
+    leaseEnd: (sentAt, ttl) => sentAt + ttl,
+  });
+}
+
 describe('LeaseWatchdog rounds', () => {
   let rounds: Round[];
   let lost: [string, LockLossReason][];
   let watchdog: LeaseWatchdog;
-
-  function lease(key: string, ttl: number, autoRenew = true): WatchedLease {
-    const now = performance.now();
-    return {
-      fullKeys: [key],
-      token: key,
-      kind: { type: 'mutex' },
-      ttl,
-      autoRenew,
-      expiresAt: now + ttl,
-      holdUntil: Infinity,
-    };
-  }
 
   function watch(key: string, ttl: number, autoRenew = true): void {
     watchdog.add(lease(key, ttl, autoRenew));
@@ -37,16 +52,10 @@ describe('LeaseWatchdog rounds', () => {
     jest.useFakeTimers();
     rounds = [];
     lost = [];
-    watchdog = new LeaseWatchdog({
-      extend: (leases: readonly LeaseExtension[]) => {
-        rounds.push({ at: performance.now(), keys: leases.map((one) => one.keys[0]) });
-        return Promise.resolve(leases.map(() => 'extended' as const));
-      },
-      renewed: () => undefined,
-      lost: (gone, reason) => void lost.push([gone.fullKeys[0], reason]),
-      failed: () => undefined,
-      leaseEnd: (sentAt, ttl) => sentAt + ttl,
-    });
+    watchdog = watchdogWith((leases) => {
+      rounds.push({ at: performance.now(), keys: leases.map((one) => one.keys[0]) });
+      return Promise.resolve(leases.map(() => 'extended' as const));
+    }, lost);
   });
 
   afterEach(() => {
@@ -169,19 +178,6 @@ describe('LeaseWatchdog calls in flight', () => {
   let lost: [string, LockLossReason][];
   let watchdog: LeaseWatchdog;
 
-  function lease(key: string, ttl = 3_000): WatchedLease {
-    const now = performance.now();
-    return {
-      fullKeys: [key],
-      token: key,
-      kind: { type: 'mutex' },
-      ttl,
-      autoRenew: true,
-      expiresAt: now + ttl,
-      holdUntil: Infinity,
-    };
-  }
-
   /** Answers every renewal call out now, each lease 'extended'. */
   function answerAll(): void {
     for (const answer of answers.splice(0)) answer('extended');
@@ -191,14 +187,11 @@ describe('LeaseWatchdog calls in flight', () => {
     jest.useFakeTimers();
     answers = [];
     lost = [];
-    watchdog = new LeaseWatchdog({
-      extend: (leases: readonly LeaseExtension[]) =>
+    watchdog = watchdogWith(
+      (leases) =>
         new Promise((resolve) => answers.push((result) => resolve(leases.map(() => result)))),
-      renewed: () => undefined,
-      lost: (gone, reason) => void lost.push([gone.fullKeys[0], reason]),
-      failed: () => undefined,
-      leaseEnd: (sentAt, ttl) => sentAt + ttl,
-    });
+      lost,
+    );
   });
 
   afterEach(() => {
