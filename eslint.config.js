@@ -50,6 +50,13 @@ export default tseslint.config(
   ),
   layer(['lib/engine/**'], NEST_FACE, 'The engine does not import the Nest face.'),
   layer(
+    ['lib/nest/**', 'lib/health/**'],
+    // The stores' option types are the module's options, not a store.
+    '/stores/(memory|redis|redlock)/(?![\\w.-]*options)',
+    'Only the store factory (lib/nest/lock-store.factory.ts) names a concrete store: the Nest face uses the LockStore contract and its capabilities (`health`, `client`).',
+    ['**/*.spec.ts', 'lib/nest/lock-store.factory.ts'],
+  ),
+  layer(
     ['test/**', 'sample-app/**'],
     '/dist/.+/',
     'Outside lib/, import the built package only through its entry points (dist/index.js).',

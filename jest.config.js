@@ -11,10 +11,15 @@ const common = {
     // The sample app imports the package by name; tests run it against the source.
     '^nestjs-distributed-lock$': '<rootDir>/lib/index.ts',
     '^nestjs-distributed-lock/testing$': '<rootDir>/lib/testing/index.ts',
+    '^nestjs-distributed-lock/store$': '<rootDir>/lib/store/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
+    // CI also runs the Redis suites on ioredis 5: IOREDIS_PATH names its folder (.ci/run).
+    ...(process.env.IOREDIS_PATH && { '^ioredis(/.*)?$': `${process.env.IOREDIS_PATH}$1` }),
   },
   transform,
   testEnvironment: 'node',
+  // Captures the library's `[LockModule]` log lines (test/harness/lock-logs.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/harness/jest.setup.ts'],
 };
 
 export default {

@@ -1,5 +1,5 @@
 export { LockModule } from './nest/lock.module.js';
-export { LockService } from './nest/lock.service.js';
+export { LockService, type LockStats } from './nest/lock.service.js';
 export { LOCK_STORE, LOCK_REDIS_CLIENT, type LockRedisClient } from './nest/lock-store.tokens.js';
 export { DistributedLock } from './nest/decorators/distributed-lock.decorator.js';
 export {
@@ -19,7 +19,7 @@ export type {
   RedisClusterConfig,
 } from './nest/interfaces/lock-module-options.interface.js';
 export type { LockOptions, WithLockOptions } from './engine/request/lock-options.interface.js';
-export type { OnLost } from './engine/hold/lock-loss.js';
+export type { OnLost } from './engine/hold/lock-context.js';
 export type { Lock } from './engine/lock.interface.js';
 export type { LockEvent, LockEventType, StoreEvent } from './engine/lock.events.js';
 export { currentLock } from './engine/hold/lock-context.js';
@@ -31,14 +31,14 @@ export {
   type ReleaseTrace,
   type ExtendTrace,
   type TraceOutcome,
-} from './engine/lock-tracing.js';
+} from './engine/lock.events.js';
 export {
   fencedWrite,
   MAX_FENCED_WRITES,
   type FencedWrite,
   type RedisWrite,
 } from './stores/redis/fenced-write.js';
-export { MAX_KEYS_PER_LOCK } from './engine/request/lock-key.validation.js';
+export { MAX_KEYS_PER_LOCK } from './engine/request/lock-request.js';
 export {
   LockError,
   LockBusyError,
@@ -50,28 +50,15 @@ export {
   StaleFenceError,
   type LockLossReason,
 } from './errors/lock.errors.js';
+// The one store type an application names (`store`, `LOCK_STORE`). The contract's protocol
+// types and the store classes are the store authors' API: `nestjs-distributed-lock/store`.
 export type {
   LockStore,
   LockKind,
-  SharedLockType,
-  AcquireRequest,
-  AcquireAttempt,
-  LeaseExtension,
-  ReleaseOptions,
-  ReleaseReport,
   ReleaseResult,
-  ReleaseListener,
   ExtendResult,
-  WaiterLists,
   NodeOutcome,
+  StoreClient,
 } from './stores/lock-store.interface.js';
-export { RedisLockStore } from './stores/redis/redis-lock.store.js';
-export type {
-  RedisLockStoreOptions,
-  ReplicaAcknowledgement,
-} from './stores/redis/redis-lock-store-options.interface.js';
-export {
-  RedlockLockStore,
-  type RedlockLockStoreOptions,
-} from './stores/redlock/redlock-lock.store.js';
+export type { ReplicaAcknowledgement } from './stores/redis/redis-lock-store-options.interface.js';
 export type { RedlockOptions } from './stores/redlock/redlock-options.js';

@@ -1,5 +1,5 @@
 import { LockBusyError, LockService, type LockOptions } from '../../dist/index.js';
-import { connect, quit } from './connect.js';
+import { connect, PLAIN_IOREDIS, quit } from './connect.js';
 import type { Contender } from './contender.js';
 
 /**
@@ -17,9 +17,10 @@ export async function createLibrary(
   const service = new LockService({ redis: client });
   await service.onModuleInit();
   const given = Object.keys(kind).length > 0 ? `, ${JSON.stringify(kind)}` : '';
+  const plain = PLAIN_IOREDIS.length > 0 ? `; plain ioredis: ${PLAIN_IOREDIS.join(', ')}` : '';
   return {
     name,
-    settings: `LockService defaults (ttl/wait given per cell; release notifications)${given}`,
+    settings: `LockService defaults (ttl/wait given per cell; release notifications)${given}${plain}`,
     async acquire(key, { ttl, wait, signal }) {
       try {
         const lock = await service.acquire(key, { ...kind, ttl, wait, signal });

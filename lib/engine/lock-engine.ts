@@ -1,7 +1,7 @@
 import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
 import type { LockOptions, WithLockOptions } from './request/lock-options.interface.js';
 import { checkOnLost, isPlainObject } from './request/lock-options.validation.js';
-import { holdWhile } from './hold/lock-loss.js';
+import { holdWhile } from './hold/lock-context.js';
 import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
 import { LockAcquirer, type KeyEntry } from './acquire/lock-acquirer.js';
 import { BusyKeys } from './acquire/busy-keys.js';
@@ -14,13 +14,17 @@ import {
 import type { LockEvent } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
 import { LockLeases } from './hold/lock-leases.js';
-import { prepareLockRequest, type LockRequest } from './request/lock-request.js';
+import {
+  describeKind,
+  limitOf,
+  prepareLockRequest,
+  type LockRequest,
+} from './request/lock-request.js';
 import { NestedLock } from './hold/nested-lock.js';
-import { traceAcquire, tracing } from './lock-tracing.js';
+import { traceAcquire, tracing } from './lock.events.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { callStore } from './store-calls/store-call.js';
 import type { Observable } from 'rxjs';
-import { describeKind, limitOf } from './request/lock-kind.js';
 
 export type { LockEngineConfig } from './engine-context.js';
 
@@ -125,7 +129,7 @@ export class LockEngine {
 
   /**
    * Takes a validated request; returns a nested handle when the call chain holds the keys.
-   * Traced on the `nestjs-distributed-lock:acquire` channel (see lock-tracing.ts).
+   * Traced on the `nestjs-distributed-lock:acquire` channel (see lock.events.ts).
    */
   acquireRequest(request: LockRequest): Promise<Lock> {
     if (!tracing.acquires) return this.take(request);

@@ -1,5 +1,5 @@
 import { LockEngine } from '../engine/lock-engine.js';
-import { hasControlCharacter } from '../engine/request/lock-key.validation.js';
+import { hasControlCharacter } from '../engine/request/lock-request.js';
 import {
   DEFAULT_LOCK_OPTIONS,
   describe,

@@ -17,6 +17,17 @@ import { assertLockedInstancesWired } from './decorators/locked-instances.js';
 import { createLockEngine } from './lock-engine.factory.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
 
+/** Counts returned by `LockService.stats()`, for this process only. */
+export interface LockStats {
+  /** Locks held through this service; a nested (reentrant) acquisition is not counted again. */
+  readonly held: number;
+  /**
+   * Keys (or sets of keys) this process is busy with: being taken, held, or waited for. Waiters
+   * for the same keys share one local queue, so this counts keys, not callers.
+   */
+  readonly queues: number;
+}
+
 /** Takes and releases distributed locks. Inject it anywhere `LockModule` is imported. */
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -59,6 +70,16 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     options?: WithLockOptions<T>,
   ): Promise<T> {
     return this.engine.withLock(key, fn, options);
+  }
+
+  /**
+   * What this process holds and waits for right now, read without a Redis call: for a health
+   * page, a metrics gauge, or a test that checks nothing was left behind. Once every lock is
+   * released and every wait has ended, both counts are 0.
+   */
+  stats(): LockStats {
+    const { held, queues } = this.engine.stats();
+    return { held, queues };
   }
 
   /**

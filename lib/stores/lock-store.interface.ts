@@ -1,3 +1,5 @@
+import type { Cluster, Redis } from 'ioredis';
+
 /** What a release found. `expired`: the lease had already run out. `stolen`: another owner holds it. */
 export type ReleaseResult = 'released' | 'expired' | 'stolen';
 
@@ -128,6 +130,52 @@ export interface WaiterLists {
   leave(key: string, queue: string): void;
 }
 
+/** How a Redis Cluster says it is: `fail` when some slot has no reachable master. */
+export type ClusterState = 'ok' | 'fail' | 'unknown';
+
+/** How many nodes of a quorum store (Redlock) answered, against how many must. */
+export interface QuorumHealth {
+  /** Nodes that answered within the timeout. */
+  readonly reachable: number;
+  /** Nodes that must agree for a lock to be held. */
+  readonly needed: number;
+  /** Nodes the store has. */
+  readonly nodes: number;
+}
+
+/**
+ * What `LockStore.health` found. The Nest health indicator (`nestjs-distributed-lock/health`)
+ * maps it to terminus: `up` to its status, the other fields to its details.
+ */
+export interface StoreHealth {
+  /** The store can take locks now: it answered, a quorum of its nodes did, its cluster is ok. */
+  readonly up: boolean;
+  /**
+   * Round trip of the check in ms: a PING, or for a quorum store the time until a quorum of
+   * nodes had answered. Absent when the store did not answer.
+   */
+  readonly roundTripMs?: number;
+  /** Why the store is down; absent while it is up. */
+  readonly error?: string;
+  /** Quorum stores (Redlock): how many nodes answered. */
+  readonly quorum?: QuorumHealth;
+  /** Redis Cluster: the cluster's `cluster_state`; `unknown` when CLUSTER INFO got no answer. */
+  readonly cluster?: { readonly state: ClusterState };
+  /**
+   * The store's eviction policy (Redis `maxmemory-policy`): any policy but `noeviction` can drop
+   * a held lock's key, since every lock key has an expiry. `unknown` when the server refused to
+   * say (CONFIG is disabled on managed Redis, or the ACL user lacks `+config`), which does not
+   * make the store down. Absent for stores that evict nothing (memory).
+   */
+  readonly evictionPolicy?: string;
+}
+
+/**
+ * What `LOCK_REDIS_CLIENT` injects from a store: the ioredis `Redis` (one server or Sentinel) or
+ * `Cluster` it talks through, or a quorum store's node clients, in order.
+ */
+export type StoreClient = Redis | Cluster | readonly Redis[];
+
 /**
  * A lock backend. Implement it to plug in another backend; `MemoryLockStore` is the reference.
  *
@@ -135,7 +183,7 @@ export interface WaiterLists {
  * (the release notification waiters wake on), `ping` and `close`. The engine layers waiting,
  * renewal, reentrancy and events on top. Everything else is an optional capability, used when
  * present: `kinds` (semaphores, read-write locks), `waiters` (wake-ups and fair turns across
- * processes), fencing, replica confirmation, key checks and startup checks.
+ * processes), fencing, replica confirmation, key checks, startup checks, `health` and `client`.
  */
 export interface LockStore {
   /** The kinds beyond the mutex this store can lock; the engine refuses the others. @default [] */
@@ -181,6 +229,18 @@ export interface LockStore {
   subscribe(key: string, onRelease: ReleaseListener): Promise<() => void>;
   /** Checks the store answers. */
   ping(): Promise<void>;
+  /**
+   * A health report for monitoring (the terminus indicator calls it); without it the indicator
+   * times a `ping`. Each command it sends is bounded by `timeout` ms, so it settles within about
+   * that; it never rejects: a store that does not answer is reported down, with the reason.
+   */
+  health?(timeout: number): Promise<StoreHealth>;
+  /**
+   * The connection the store talks through, for the application's own commands on the same
+   * server (e.g. fenced writes): the Nest module injects it as `LOCK_REDIS_CLIENT`. Absent when
+   * the store has none to share. The store's owner closes it, not the application.
+   */
+  readonly client?: StoreClient;
   /** Frees the store's resources. Connections the user passed in stay open. */
   close(): Promise<void>;
 }

@@ -7,21 +7,14 @@ import { CommandMonitor } from '../e2e/seckill/command-monitor.js';
 import { reportFigures } from '../harness/figures.js';
 import { scanKeys } from '../harness/scan-keys.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { outcome } from '../integration/support/probes.js';
-import { CHAOS } from './support/chaos-profile.js';
-import { NAMED_CASES, type InputCase } from './support/bad-inputs.js';
-import { randomCases } from './support/random-inputs.js';
+import { outcome } from '../harness/waits.js';
+import { CHAOS } from '../harness/chaos-profile.js';
+import { NAMED_CASES, untyped, type InputCase, type Locker } from '../harness/bad-inputs.js';
+import { randomCases } from '../harness/random-inputs.js';
 
 // A failure names its case with this seed; CHAOS_SEED=<seed> replays the same inputs.
 const SEED = Number(process.env.CHAOS_SEED ?? 0x5eed);
 const RANDOM_KEYS = 240 * CHAOS.rounds;
-
-/** The three ways in, typed loosely: these inputs are what TypeScript would have refused. */
-interface Locker {
-  acquire(key: unknown, options?: unknown): Promise<Lock>;
-  tryAcquire(key: unknown, options?: unknown): Promise<Lock | undefined>;
-  withLock(key: unknown, fn: (lock: Lock) => unknown, options?: unknown): Promise<unknown>;
-}
 
 describe('bad input, named and random: a typed error before any Redis command, or a clean lock', () => {
   let engine: LockEngine;
@@ -97,7 +90,7 @@ describe('bad input, named and random: a typed error before any Redis command, o
     const tally: Record<string, number> = {};
     for (const input of inputs) {
       if (input.expected === 'ok') await cleanLock(input);
-      else await rejectedBeforeRedis(input, engine as unknown as Locker);
+      else await rejectedBeforeRedis(input, untyped(engine));
       tally[input.expected] = (tally[input.expected] ?? 0) + 1;
     }
     // Nothing stray: fence counters alone stay behind, and they expire.

@@ -4,11 +4,11 @@ import { reportFigures } from '../harness/figures.js';
 import { later } from '../harness/handled-later.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
-import { loopLag, outcome, recordEvents, within } from '../integration/support/probes.js';
-import { useJumpingClock } from './support/jumping-clock.js';
-import { NaiveLock } from './support/naive-lock.js';
-import { nextEvent } from './support/next-event.js';
+import { outcome, waitUntil, within } from '../harness/waits.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { nextEvent, recordEvents } from '../harness/engine-events.js';
+import { useJumpingClock } from '../harness/jumping-clock.js';
+import { NaiveLock } from '../harness/naive-lock.js';
 
 const TTL = 600;
 const HOURS = 60 * 60 * 1000;

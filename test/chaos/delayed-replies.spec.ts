@@ -5,11 +5,12 @@ import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
-import { outcome, recordEvents } from '../integration/support/probes.js';
-import { CHAOS, timeoutFor } from './support/chaos-profile.js';
-import { caughtUp, lockKeys } from './support/engine-store.js';
-import { NaiveLock } from './support/naive-lock.js';
+import { outcome, waitUntil } from '../harness/waits.js';
+import { recordEvents } from '../harness/engine-events.js';
+import { CHAOS, timeoutFor } from '../harness/chaos-profile.js';
+import { caughtUp } from '../harness/engine-state.js';
+import { lockKeys } from '../harness/scan-keys.js';
+import { NaiveLock } from '../harness/naive-lock.js';
 
 const TTL = 300;
 // A request reaches Redis soon; its reply comes back after the whole lease has ended there.

@@ -4,10 +4,11 @@ import { reportFigures } from '../harness/figures.js';
 import { later } from '../harness/handled-later.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
-import { abortTime, loopLag, recordEvents, within } from '../integration/support/probes.js';
-import { expectLostKeyGone } from './support/lost-lock.js';
-import { CHAOS, timeoutFor } from './support/chaos-profile.js';
-import { nextEvent } from './support/next-event.js';
+import { abortTime, within } from '../harness/waits.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { nextEvent, recordEvents } from '../harness/engine-events.js';
+import { expectLostKeyGone } from '../harness/lost-lock.js';
+import { CHAOS, timeoutFor } from '../harness/chaos-profile.js';
 
 const TTL = 900;
 const RENEW_INTERVAL = TTL / 3;

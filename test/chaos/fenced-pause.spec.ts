@@ -2,9 +2,9 @@ import { fencedWrite } from '../../lib/index.js';
 import { ChildWorker, killLiveWorkers, type WorkerMessage } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';
 import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import type { FencedWriterConfig } from '../fixtures/chaos-fenced-writer.js';
-import { CHAOS, timeoutFor } from './support/chaos-profile.js';
+import { CHAOS, timeoutFor } from '../harness/chaos-profile.js';
 
 const TTL = 500;
 const SPAWN_TIMEOUT = 15_000;

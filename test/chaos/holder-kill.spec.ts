@@ -2,9 +2,11 @@ import { LockBusyError } from '../../lib/errors/lock.errors.js';
 import { ChildWorker, killLiveWorkers } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';
 import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
-import { loopLag, outcome, recordEvents } from '../integration/support/probes.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { outcome } from '../harness/waits.js';
+import { recordEvents } from '../harness/engine-events.js';
 import type { ChaosHolderConfig } from '../fixtures/chaos-holder-worker.js';
-import { CHAOS, timeoutFor } from './support/chaos-profile.js';
+import { CHAOS, timeoutFor } from '../harness/chaos-profile.js';
 
 const TTL = 1_000;
 // The test engine's: the longest a waiter sleeps without a release notification.

@@ -1,10 +1,10 @@
 import { ChildWorker, killLiveWorkers } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import type { ChaosLoadConfig, ChaosLoadResult } from '../fixtures/chaos-load-worker.js';
-import { CHAOS, timeoutFor } from './support/chaos-profile.js';
-import { FaultTimeline } from './support/fault-timeline.js';
+import { CHAOS, timeoutFor } from '../harness/chaos-profile.js';
+import { FaultTimeline } from '../harness/fault-timeline.js';
 import {
   classifyOverlaps,
   countOverlapsPerKey,
@@ -17,7 +17,7 @@ import {
   type Overlap,
   type Section,
   type Window,
-} from './support/sections.js';
+} from '../harness/chaos-sections.js';
 
 const WORKERS = 2;
 const LOOPS_PER_WORKER = 25;

@@ -7,11 +7,11 @@ import { CapturingLogger } from '../harness/capturing-logger.js';
 import { reportFigures } from '../harness/figures.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { loopLag } from '../integration/support/probes.js';
-import { CHAOS, timeoutFor } from './support/chaos-profile.js';
-import { lockKeys } from './support/engine-store.js';
-import { locksOf, orphansGone, roundCalls, type Settled } from './support/lost-reply-round.js';
-import { fencedRounds, INCR_IF_FENCE_OK, nonResending } from './support/lost-fenced-writes.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { CHAOS, timeoutFor } from '../harness/chaos-profile.js';
+import { lockKeys } from '../harness/scan-keys.js';
+import { locksOf, orphansGone, roundCalls, type Settled } from '../harness/lost-reply-round.js';
+import { fencedRounds, INCR_IF_FENCE_OK, nonResending } from '../harness/lost-fenced-writes.js';
 
 const ROUNDS = 10 * CHAOS.rounds;
 const STORE_TIMEOUT = 1_000;

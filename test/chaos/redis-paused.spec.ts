@@ -5,11 +5,12 @@ import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { later } from '../harness/handled-later.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
-import { abortTime, loopLag, outcome, within } from '../integration/support/probes.js';
-import { CHAOS, timeoutFor } from './support/chaos-profile.js';
-import { caughtUp, lockKeys } from './support/engine-store.js';
-import { nextEvent } from './support/next-event.js';
+import { abortTime, outcome, waitUntil, within } from '../harness/waits.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { CHAOS, timeoutFor } from '../harness/chaos-profile.js';
+import { caughtUp } from '../harness/engine-state.js';
+import { lockKeys } from '../harness/scan-keys.js';
+import { nextEvent } from '../harness/engine-events.js';
 
 const TTL = 600;
 const RENEW_INTERVAL = TTL / 3;

@@ -3,11 +3,12 @@ import { reportFigures } from '../harness/figures.js';
 import { later } from '../harness/handled-later.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { abortTime, loopLag, recordEvents, within } from '../integration/support/probes.js';
-import { expectLostKeyGone } from './support/lost-lock.js';
-import { CHAOS, timeoutFor } from './support/chaos-profile.js';
-import { nextEvent } from './support/next-event.js';
-import { NaiveLock } from './support/naive-lock.js';
+import { abortTime, within } from '../harness/waits.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { nextEvent, recordEvents } from '../harness/engine-events.js';
+import { expectLostKeyGone } from '../harness/lost-lock.js';
+import { CHAOS, timeoutFor } from '../harness/chaos-profile.js';
+import { NaiveLock } from '../harness/naive-lock.js';
 
 const TTL = 900;
 const RENEW_INTERVAL = TTL / 3;

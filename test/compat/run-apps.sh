@@ -30,7 +30,7 @@ free_port() {
 echo "== nest apps: pack"
 cd "$root"
 npm run build --silent
-tgz="$work/$(npm pack --silent --pack-destination "$work" | tail -n 1)"
+tgz="$work/$(npm pack --silent --ignore-scripts --pack-destination "$work" | tail -n 1)"
 
 port="$(free_port)"
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 </dev/null &

@@ -30,7 +30,7 @@ echo "== nest11 compat: build and pack"
 t=$(now)
 cd "$root"
 npm run build --silent
-tgz="$work/$(npm pack --silent --pack-destination "$work" | tail -n 1)"
+tgz="$work/$(npm pack --silent --ignore-scripts --pack-destination "$work" | tail -n 1)"
 echo "   packed $(basename "$tgz") in $(since "$t")"
 
 echo "== nest11 compat: install (npm ci, then the tarball)"

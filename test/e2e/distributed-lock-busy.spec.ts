@@ -6,8 +6,8 @@ import { DecoratorAppModule } from '../fixtures/decorator-app/decorator-app.modu
 import { gate } from '../fixtures/decorator-app/hold-policies.js';
 import { PLATFORMS, startHttpApp, type HttpApp } from '../fixtures/decorator-app/http-app.js';
 import { Probe } from '../fixtures/decorator-app/probe.js';
-import { waitUntil } from '../harness/wait-until.js';
-import { post } from './support/http.js';
+import { waitUntil } from '../harness/waits.js';
+import { post } from '../harness/http-post.js';
 
 interface FixtureApp {
   readonly http: HttpApp;

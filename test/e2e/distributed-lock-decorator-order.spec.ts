@@ -11,8 +11,8 @@ import { DecoratorOrderController } from '../fixtures/decorator-app/decorator-or
 import { EnvelopeInterceptor, TokenGuard } from '../fixtures/decorator-app/enhancers.js';
 import { gate } from '../fixtures/decorator-app/hold-policies.js';
 import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
-import { useDecoratorApp } from './support/decorator-app.js';
-import { post } from './support/http.js';
+import { useDecoratorApp } from '../harness/decorator-app.js';
+import { post } from '../harness/http-post.js';
 
 describe('@DistributedLock keeps the metadata of the method it wraps', () => {
   const proto = DecoratorOrderController.prototype;

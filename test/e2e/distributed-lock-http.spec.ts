@@ -4,8 +4,8 @@ import { holdUntilArrival, rendezvous } from '../fixtures/decorator-app/hold-pol
 import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
 import { overlapOf } from '../fixtures/decorator-app/probe.js';
 import { StockService } from '../fixtures/decorator-app/stock.service.js';
-import { useDecoratorApp } from './support/decorator-app.js';
-import { post } from './support/http.js';
+import { useDecoratorApp } from '../harness/decorator-app.js';
+import { post } from '../harness/http-post.js';
 
 /** The two kinds of locked method the fixture serves, and the lock key each takes for `id`. */
 const LOCKED_ROUTES = [

@@ -1,8 +1,8 @@
 import { reportFigures } from '../harness/figures.js';
 import { AccountsService } from '../fixtures/decorator-app/accounts.js';
 import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
-import { useDecoratorApp } from './support/decorator-app.js';
-import { post } from './support/http.js';
+import { useDecoratorApp } from '../harness/decorator-app.js';
+import { post } from '../harness/http-post.js';
 
 // The fixture's locks wait 1 s: a call chain that blocked on its own lock would fail with 409
 // after that, so a 201 well within it means the nested calls never waited.

@@ -5,7 +5,7 @@ import { filter, type Subscription } from 'rxjs';
 import { LockService } from '../../lib/index.js';
 import { reportFigures } from '../harness/figures.js';
 import { RedisServer } from '../harness/redis-server.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { Probe } from '../fixtures/decorator-app/probe.js';
 import { ScheduleAppModule } from '../fixtures/schedule-app/schedule-app.module.js';
 import { tickOf, type JobRun } from '../fixtures/schedule-app/tick-jobs.js';

@@ -1,11 +1,11 @@
 import type { Subscription } from 'rxjs';
 import request from 'supertest';
 import { reportFigures } from '../harness/figures.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { FeedController, FeedHub } from '../fixtures/decorator-app/feed.controller.js';
 import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
-import { useDecoratorApp } from './support/decorator-app.js';
-import { openSse } from './support/sse-client.js';
+import { useDecoratorApp } from '../harness/decorator-app.js';
+import { openSse } from '../harness/sse-client.js';
 
 describe.each(PLATFORMS)('@DistributedLock on an @Sse() stream (%s)', (platform) => {
   const fixture = useDecoratorApp(platform);

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 // A value import: with `import type`, design:returntype would be Object and the stream unlocked.
 import { Observable } from 'rxjs';
 import { DistributedLock } from '../../lib/index.js';
-import { withLockContext } from './support/lock-context.js';
+import { withLockContext } from '../harness/lock-context.js';
 
 @Injectable()
 class Feeds {

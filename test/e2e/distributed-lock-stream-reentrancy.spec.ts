@@ -2,7 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import { defer, firstValueFrom, Observable } from 'rxjs';
 import { currentLock, DistributedLock } from '../../lib/index.js';
-import { withLockContext } from './support/lock-context.js';
+import { withLockContext } from '../harness/lock-context.js';
 
 @Injectable()
 class Reports {

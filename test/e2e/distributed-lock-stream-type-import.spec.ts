@@ -7,7 +7,7 @@ import { Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { firstValueFrom, isObservable, timer, map, type Observable } from 'rxjs';
 import { DistributedLock } from '../../lib/index.js';
-import { withLockContext } from './support/lock-context.js';
+import { withLockContext } from '../harness/lock-context.js';
 
 @Injectable()
 class Feeds {

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { DistributedLock, LockKeyError, type LockKeySource } from '../../lib/index.js';
 import { scanKeys } from '../harness/scan-keys.js';
 import { PLATFORMS } from '../fixtures/decorator-app/http-app.js';
-import { useDecoratorApp } from './support/decorator-app.js';
+import { useDecoratorApp } from '../harness/decorator-app.js';
 
 /** Defines a class whose method is locked on `key`: malformed templates must fail right here. */
 function defineCartService(key: LockKeySource) {

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { LockBusyError, LockOptionsError, type LockModuleOptions } from '../../lib/index.js';
 import { reportFigures } from '../harness/figures.js';
 import { RedisServer } from '../harness/redis-server.js';
-import { errorOf } from '../harness/wait-until.js';
+import { errorOf } from '../harness/waits.js';
 import { DecoratorAppModule } from '../fixtures/decorator-app/decorator-app.module.js';
 import { gate } from '../fixtures/decorator-app/hold-policies.js';
 import { startHttpApp, type HttpApp } from '../fixtures/decorator-app/http-app.js';
@@ -12,7 +12,7 @@ import { OrdersController } from '../fixtures/decorator-app/orders.controller.js
 import { overlapOf, Probe } from '../fixtures/decorator-app/probe.js';
 import { StockService } from '../fixtures/decorator-app/stock.service.js';
 import { WiringAppModule } from '../fixtures/wiring-app/reports.module.js';
-import { post } from './support/http.js';
+import { post } from '../harness/http-post.js';
 
 describe('@DistributedLock wiring', () => {
   let redis: RedisServer;

@@ -9,7 +9,7 @@ import {
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { filter, firstValueFrom } from 'rxjs';
 import { LockModule } from '../../lib/nest/lock.module.js';
 import { LockService } from '../../lib/nest/lock.service.js';
@@ -26,7 +26,7 @@ import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { LOCK_REDIS_CLIENT, LOCK_STORE } from '../../lib/nest/lock-store.tokens.js';
 import { LockTestingModule, MemoryLockStore } from '../../lib/testing/index.js';
 import { RedisServer } from '../harness/redis-server.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 
 /** A service in a module that does not import LockModule: only a global LockModule serves it. */
 @Injectable()
@@ -51,12 +51,13 @@ class LockConfig implements LockOptionsFactory {
 }
 
 /**
- * The module keeps a client it creates to itself; the test reaches it through the engine's
- * store to watch it close.
+ * The client the module created for itself, as the documented `LOCK_REDIS_CLIENT` token
+ * injects it: the test watches it close.
  */
-function storeClientOf(locks: LockService): Redis {
-  const engine = locks.engine as unknown as { context: { store: RedisLockStore } };
-  return engine.context.store.client as Redis;
+function moduleClientOf(app: INestApplicationContext): Redis {
+  const client: unknown = app.get(LOCK_REDIS_CLIENT);
+  if (!(client instanceof Redis)) throw new Error('LOCK_REDIS_CLIENT is not one Redis client');
+  return client;
 }
 
 /** Resolves once `client` has ended, at once if it already has. */
@@ -224,7 +225,7 @@ describe('LockModule in a Nest app (real Redis)', () => {
       const app = await start([LockModule.forRoot({ redis: redis() })]);
       const locks = app.get(LockService);
       await locks.withLock('shutdown:own-client', () => undefined);
-      const client = storeClientOf(locks);
+      const client = moduleClientOf(app);
       expect(client.status).toBe('ready');
 
       await close(app);
@@ -301,7 +302,7 @@ describe('LockModule in a Nest app (real Redis)', () => {
 
       expect(held.isHeld).toBe(false);
       expect(await admin.exists('lock:factory:app')).toBe(0);
-      await ended(storeClientOf(locks));
+      await ended(moduleClientOf(app));
     });
   });
 

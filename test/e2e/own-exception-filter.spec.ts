@@ -8,7 +8,7 @@ import {
   OwnFilterAppModule,
 } from '../fixtures/own-filter-app/own-filter-app.js';
 import { RedisServer } from '../harness/redis-server.js';
-import { post } from './support/http.js';
+import { post } from '../harness/http-post.js';
 
 describe("an app's own catch-all filter, registered with useGlobalFilters", () => {
   let redis: RedisServer;

@@ -3,7 +3,7 @@ import type { AppInstance } from '../../sample-app/demo/app-instances.js';
 import { productKeys } from '../../sample-app/src/products/product.keys.js';
 import { StaleFenceError } from '../../lib/index.js';
 import { reportFigures } from '../harness/figures.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { auditSale, lockKeys, productLockKey } from './seckill/sale-audit.js';
 import { buy, putStock } from './seckill/seckill-http.js';
 import { useSaleFleet } from './seckill/use-sale.js';

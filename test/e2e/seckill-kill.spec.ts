@@ -1,7 +1,7 @@
 import type { AppInstance } from '../../sample-app/demo/app-instances.js';
 import { productKeys } from '../../sample-app/src/products/product.keys.js';
 import { reportFigures } from '../harness/figures.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { BuyLoad } from './seckill/buy-load.js';
 import { auditSale, lockKeys } from './seckill/sale-audit.js';
 import { putStock } from './seckill/seckill-http.js';

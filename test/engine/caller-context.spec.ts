@@ -1,5 +1,5 @@
 import { useMemoryEngine } from '../harness/test-engine.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { currentLock, runHoldingLock } from '../../lib/engine/hold/lock-context.js';
 import type { Lock } from '../../lib/engine/lock.interface.js';
 

@@ -1,5 +1,5 @@
 import { later } from '../harness/handled-later.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { engineOn } from '../harness/test-engine.js';
 import { jest } from '@jest/globals';
 import { filter, firstValueFrom, toArray } from 'rxjs';

@@ -1,5 +1,5 @@
 import { useMemoryEngine } from '../harness/test-engine.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { LockLostError, LockOptionsError } from '../../lib/errors/lock.errors.js';
 
 describe('a lock lost while its code runs', () => {

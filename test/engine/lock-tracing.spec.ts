@@ -1,7 +1,7 @@
 import { tracingChannel } from 'node:diagnostics_channel';
 import { useMemoryEngine } from '../harness/test-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
-import { ACQUIRE_CHANNEL, EXTEND_CHANNEL, RELEASE_CHANNEL } from '../../lib/engine/lock-tracing.js';
+import { ACQUIRE_CHANNEL, EXTEND_CHANNEL, RELEASE_CHANNEL } from '../../lib/engine/lock.events.js';
 
 type Seen = [event: string, context: Record<string, unknown>];
 

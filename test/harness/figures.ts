@@ -11,3 +11,8 @@ export function reportFigures(label: string, figures: Record<string, unknown>): 
 export function figure(name: string, value: number | string): void {
   reportFigures(name, { value: typeof value === 'number' ? Number(value.toFixed(1)) : value });
 }
+
+/** Nearest-rank percentile of ascending values. */
+export function percentile(sorted: readonly number[], fraction: number): number {
+  return sorted[Math.max(0, Math.ceil(fraction * sorted.length) - 1)]!;
+}

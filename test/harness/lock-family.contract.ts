@@ -2,7 +2,7 @@ import { LockBusyError, LockOptionsError } from '../../lib/errors/lock.errors.js
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import type { Lock } from '../../lib/engine/lock.interface.js';
 import { maxConcurrent, writerOverlaps, type Interval } from './intervals.js';
-import { waitUntil } from './wait-until.js';
+import { waitUntil } from './waits.js';
 
 /** What the lock family's contract runs on: an engine, fresh for each test, and its store's live keys. */
 export interface FamilySubject {

@@ -62,3 +62,12 @@ export async function infoOf(
   const text = await tryAdminCall(port, ['INFO', section]);
   return text === undefined ? undefined : parseInfo(text);
 }
+
+/**
+ * Client connections open on these servers, not counting the one this call makes to ask. Read
+ * before and after a module's life, it shows whether the module closed what it opened.
+ */
+export async function connectionCount(ports: readonly number[]): Promise<number> {
+  const infos = await Promise.all(ports.map((port) => infoOf(port, 'clients')));
+  return infos.reduce((sum, info) => sum + Number(info?.connected_clients ?? NaN) - 1, 0);
+}

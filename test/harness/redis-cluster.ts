@@ -11,7 +11,7 @@ import {
 } from './cluster-setup.js';
 import { adminCall, infoOf } from './redis-admin.js';
 import { freePorts, RedisProcess } from './redis-process.js';
-import { waitUntil } from './wait-until.js';
+import { waitUntil } from './waits.js';
 import { expectEveryLockKeyToExpire } from './key-expiry.js';
 
 export type ClusterRole = 'master' | 'replica';

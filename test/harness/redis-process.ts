@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { forgetPid, watchPid } from './process-watchdog.js';
 import { freePort } from './redis-server.js';
-import { waitUntil } from './wait-until.js';
+import { waitUntil } from './waits.js';
 
 /** `count` distinct free loopback ports (the OS may hand the same one out twice in a row). */
 export async function freePorts(count: number): Promise<number[]> {

@@ -3,7 +3,7 @@ import { isRunning } from './redis-process.js';
 import { RedisSentinelSet } from './redis-sentinel.js';
 import { sentinelReplicas } from './sentinel-queries.js';
 import { reportTiming } from './timings.js';
-import { waitUntil } from './wait-until.js';
+import { waitUntil } from './waits.js';
 
 /** The flags one sentinel reports for the replica on `port`. */
 async function replicaFlags(sentinelPort: number, port: number): Promise<string | undefined> {

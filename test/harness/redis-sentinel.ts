@@ -5,7 +5,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { infoOf } from './redis-admin.js';
 import { freePorts, RedisProcess } from './redis-process.js';
 import { sentinelMasterPort, sentinelReady } from './sentinel-queries.js';
-import { waitUntil } from './wait-until.js';
+import { waitUntil } from './waits.js';
 import { expectEveryLockKeyToExpire } from './key-expiry.js';
 
 export interface RedisSentinelSetOptions {

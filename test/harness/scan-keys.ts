@@ -11,3 +11,8 @@ export async function scanKeys(client: Redis, match = '*'): Promise<string[]> {
   } while (cursor !== '0');
   return keys.sort();
 }
+
+/** Lock keys (default prefix) in Redis now; fence counters and turn lists are not locks. */
+export function lockKeys(probe: Redis): Promise<string[]> {
+  return scanKeys(probe, 'lock:*');
+}

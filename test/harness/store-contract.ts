@@ -8,12 +8,10 @@ import type {
 import { LockOptionsError } from '../../lib/errors/lock.errors.js';
 import { maxConcurrent, type Interval } from './intervals.js';
 import { engineOn } from './test-engine.js';
-import { waitUntil } from './wait-until.js';
+import { sleep, waitUntil } from './waits.js';
 
 /** A lease short enough to watch run out in a test, long enough to outlast a few round trips. */
 const SHORT_TTL = 150;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * What every `LockStore` must do, as the engine relies on it: the core calls, and each kind the

@@ -8,7 +8,7 @@ import { RecordingStore, type StoreRecord } from './recording-store.js';
 import { scanKeys } from './scan-keys.js';
 import { createTestEngine } from './test-engine.js';
 import { useRedisServer, type RedisHarness } from './use-redis.js';
-import { waitUntil } from './wait-until.js';
+import { waitUntil } from './waits.js';
 
 /** One engine on its own connection: a process of its own, as far as Redis can tell. */
 export interface Proc {

@@ -3,14 +3,10 @@ import { LockKeyError, LockOptionsError } from '../../lib/errors/lock.errors.js'
 import { LockService } from '../../lib/nest/lock.service.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { callsBetween, commandCalls, outcome, scanKeys } from './support/probes.js';
-
-/** Anything that takes locks the way users do: the engine, or the Nest service over it. */
-interface Locker {
-  acquire(key: unknown, options?: unknown): Promise<unknown>;
-  tryAcquire(key: unknown, options?: unknown): Promise<unknown>;
-  withLock(key: unknown, fn: () => unknown, options?: unknown): Promise<unknown>;
-}
+import { callsBetween, commandCalls } from '../harness/command-stats.js';
+import { outcome } from '../harness/waits.js';
+import { scanKeys } from '../harness/scan-keys.js';
+import { untyped, type Locker } from '../harness/bad-inputs.js';
 
 const badKeys: [string, unknown][] = [
   ['an empty key', ''],
@@ -52,7 +48,7 @@ describe('bad input', () => {
       'the engine',
       () => {
         const engine = createTestEngine(redis.client);
-        return { locker: engine as unknown as Locker, close: () => engine.close() };
+        return { locker: untyped(engine), close: () => engine.close() };
       },
     ],
     [
@@ -60,7 +56,7 @@ describe('bad input', () => {
       () => {
         const service = new LockService({ redis: redis.client });
         return {
-          locker: service as unknown as Locker,
+          locker: untyped(service),
           close: () => service.onApplicationShutdown(),
         };
       },

@@ -5,8 +5,8 @@ import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
 import { countOverlaps } from '../harness/intervals.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
-import { outcome, realProcess, waitFor } from './support/probes.js';
-import { sleep } from './support/scale-out.js';
+import { outcome, sleep, waitUntil } from '../harness/waits.js';
+import { realProcess } from '../harness/real-process.js';
 
 const HOT = '{hot}:stock';
 const HOT_KEY = `lock:${HOT}`;
@@ -124,21 +124,21 @@ describe('a Redis Cluster master crash under contention', () => {
   it('resumes within 5 s of the promotion, never overlapping, failing meanwhile only with LockStoreError', async () => {
     const contention = new Contention(Array.from({ length: ENGINES }, engine));
     contentions.push(contention);
-    await waitFor('the workload to run', () => contention.holds.length >= 30, 10_000);
+    await waitUntil('the workload to run', () => contention.holds.length >= 30, 10_000);
     const victim = await cluster.masterForKey(HOT_KEY);
 
     await cluster.kill(victim.port);
     const killedAt = performance.now();
     const failover = await cluster.waitForFailover(HOT_KEY, 15_000);
     const promotedAt = performance.now();
-    const resumed = await waitFor(
+    const resumed = await waitUntil(
       'a lock granted after the promotion',
       () => contention.successesAfter(promotedAt)[0],
       15_000,
     );
     // Some more hand-offs on the promoted master, so its steady state is checked too.
     const settled = contention.successesAfter(promotedAt).length + 30;
-    await waitFor('the workload to go on', () => contention.holds.length >= settled, 10_000);
+    await waitUntil('the workload to go on', () => contention.holds.length >= settled, 10_000);
     await contention.stop();
 
     const { holds, failures } = contention;

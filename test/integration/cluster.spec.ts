@@ -5,19 +5,19 @@ import { LockKeyError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { killLiveWorkers, runWorkers } from '../harness/child-workers.js';
-import { reportFigures } from '../harness/figures.js';
+import { percentile, reportFigures } from '../harness/figures.js';
 import { countOverlaps, fromWire } from '../harness/intervals.js';
 import { ObservedStore } from '../harness/observed-store.js';
 import { adminCall } from '../harness/redis-admin.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
-import { errorOf } from '../harness/wait-until.js';
+import { errorOf, outcome, waitUntil } from '../harness/waits.js';
 import type {
   ClusterMutexKey,
   ClusterMutexWorkerConfig,
   ClusterMutexWorkerResult,
 } from '../fixtures/cluster-mutex-worker.js';
-import { outcome, waitFor } from './support/probes.js';
-import { engineOn, namesOnDistinctMasters, percentile } from './support/scale-out.js';
+import { engineOn } from '../harness/test-engine.js';
+import { namesOnDistinctMasters } from '../harness/cluster-names.js';
 
 const PROCESSES = 3;
 const LOOPS_PER_KEY = 8;
@@ -165,7 +165,7 @@ describe('locks on a Redis Cluster (3 masters, 1 replica each)', () => {
 
     const waiting = outcome(waiter.acquire('fail-fast', { ttl: 10_000, wait: 5_000 }));
     void waiting.then(() => (settled = true));
-    await waitFor('the waiter to park (or give up)', () => parked || settled, 5_000);
+    await waitUntil('the waiter to park (or give up)', () => parked || settled, 5_000);
     const releasing = outcome(held.release());
     const result = await waiting;
 

@@ -5,7 +5,7 @@ import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { engineOn } from '../harness/test-engine.js';
 import { useRedisCluster } from '../harness/redis-cluster.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 
 // A lock's companions (fence counter, turn list, writer's mark) once sat at `<key>:fence`,
 // `:turns` and `:writer` for a key with a hash tag: the lock keys of the names `<name>:fence`,

@@ -5,7 +5,7 @@ import { reportFigures } from '../harness/figures.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 
 const redis = useRedisServer();
 const engines: LockEngine[] = [];

@@ -1,5 +1,6 @@
 import { ChildWorker, killLiveWorkers } from '../harness/child-workers.js';
-import { reportFigures } from '../harness/figures.js';
+import { percentile, reportFigures } from '../harness/figures.js';
+import { loopLag } from '../harness/loop-lag.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import type {
   AcquiredMessage,
@@ -10,11 +11,6 @@ import type {
 // Far above any hand-off, so neither the lease running out nor its PTTL can explain a fast one.
 const TTL = 10_000;
 const STEP_TIMEOUT = 5_000;
-
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.ceil(fraction * sorted.length) - 1];
-}
 
 interface Handoff {
   /** From the holder sending its release to the waiter holding the lock. */
@@ -67,7 +63,11 @@ describe('hand-off to a waiter in another process', () => {
 
   it('wakes the waiter by release notification, well inside the poll tick', async () => {
     const warmUp = 20;
+    const lag = loopLag();
     const handoffs = (await handOff('handoff', warmUp + 200)).slice(warmUp);
+    // This process's worst event-loop delay stands for the machine's load; capped, so that
+    // the bound stays below the poll tick a missed notification would cost.
+    const slack = Math.min(lag.stop(), 600);
 
     const sorted = handoffs.map((handoff) => handoff.ms).sort((a, b) => a - b);
     const p99 = percentile(sorted, 0.99);
@@ -79,7 +79,7 @@ describe('hand-off to a waiter in another process', () => {
     expect(sorted[0]).toBeGreaterThan(0);
     // The speed itself is a benchmark figure (npm run bench), not a test: here it only has to
     // be far from the 1000 ms poll tick that a missed notification would cost.
-    expect(p99).toBeLessThan(250);
+    expect(p99).toBeLessThan(250 + slack);
   }, 60_000);
 
   // Shows the figure above measures the notification: without it, the same hand-off waits for

@@ -1,7 +1,7 @@
 import type { LockKind } from '../../lib/stores/lock-store.interface.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 
 // A semaphore's or read-write lock's key is a sorted set of its holders' leases. Its own expiry
 // must follow the longest live lease, down as well as up: a key that outlives its leases keeps

@@ -1,6 +1,9 @@
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
 import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
-import { activeChannels, figure, loopLag, outcome, waitFor, within } from './support/probes.js';
+import { activeChannels } from '../harness/command-stats.js';
+import { figure } from '../harness/figures.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { outcome, waitUntil, within } from '../harness/waits.js';
 
 // Short, so a waiter that depends on polling (no PUBLISH from a plain client) gets in quickly.
 const POLL_CAP = 200;
@@ -46,7 +49,7 @@ describe('interop with plain SET NX PX locks', () => {
   it('hands the lock to our waiter after a plain DEL, by polling since nothing is published', async () => {
     expect(await redis.probe.set('lock:k', 'their-token', 'PX', 5_000, 'NX')).toBe('OK');
     const waiting = outcome(fixture.engine.acquire('k', { wait: 5_000 }));
-    await waitFor(
+    await waitUntil(
       'the waiter to subscribe',
       async () => (await activeChannels(redis.probe)).length === 1,
     );

@@ -5,9 +5,10 @@ import { fencedWrite } from '../../lib/stores/redis/fenced-write.js';
 import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { reportFigures } from '../harness/figures.js';
+import { lockModuleLog } from '../harness/lock-logs.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { errorOf, waitUntil } from '../harness/wait-until.js';
+import { errorOf, waitUntil } from '../harness/waits.js';
 
 const redis = useRedisServer();
 let proxy: TcpDelayProxy;
@@ -121,6 +122,13 @@ describe('a reply lost with its connection', () => {
     );
     const retried = await locks.acquire('lost:acquire', { wait: 0 });
     await retried.release();
+    // The operator reads of the outage once, at ERROR, and once of its end.
+    const lines = await waitUntil('the store to be logged back', () => {
+      const up = lockModuleLog.lines.filter((line) => /answers again/.test(line.text));
+      return up.length > 0 && lockModuleLog.lines;
+    });
+    expect(lines.map((line) => line.level)).toEqual(['error', 'log']);
+    expect(lines[0]!.text).toMatch(/stopped answering: Lock "lost:acquire"/);
     reportFigures('lost reply, module client', {
       settledMs: Math.round(settledMs),
       outcome: (error as Error).name,

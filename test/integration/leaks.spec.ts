@@ -2,17 +2,14 @@ import { getEventListeners, setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError, LockStoreError } from '../../lib/errors/lock.errors.js';
+import { recordDuplicates } from '../harness/client-duplicates.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import {
-  ENGINE_IDLE,
-  activeChannels,
-  engineIdle,
-  engineInternals,
-  figure,
-  scanKeys,
-  waitFor,
-} from './support/probes.js';
+import { ENGINE_IDLE, engineIdle, engineState } from '../harness/engine-state.js';
+import { activeChannels } from '../harness/command-stats.js';
+import { figure } from '../harness/figures.js';
+import { scanKeys } from '../harness/scan-keys.js';
+import { waitUntil } from '../harness/waits.js';
 
 const CYCLES = 10_000;
 const LANES = 20;
@@ -36,7 +33,11 @@ describe('resource leaks', () => {
   let engine: LockEngine;
   const redis = useRedisServer({ beforeStop: () => engine?.close() });
 
+  // The connections the store opens from `redis.client`: the release notifier's subscriber.
+  let opened: readonly Redis[] = [];
+
   beforeAll(() => {
+    opened = recordDuplicates(redis.client);
     engine = createTestEngine(redis.client, { pollCap: 50 });
   });
 
@@ -122,19 +123,16 @@ describe('resource leaks', () => {
         }),
       );
 
-    const settled = async (): Promise<boolean> =>
-      engineIdle(engine) && (await activeChannels(redis.probe)).length === 0;
+    const settled = (): Promise<boolean> => engineIdle(engine, redis.probe);
 
     const snapshot = async (): Promise<unknown> => {
-      const notifier = (
-        engine as unknown as { context: { store: { notifier: { connection?: Redis } } } }
-      ).context.store.notifier;
+      const [subscriber] = opened;
       return {
         resources: countBy(process.getActiveResourcesInfo()),
         client: listenerCounts(redis.client),
         clientSocket: listenerCounts(redis.client.stream),
-        subscriber: listenerCounts(notifier.connection),
-        subscriberSocket: listenerCounts(notifier.connection?.stream),
+        subscriber: listenerCounts(subscriber),
+        subscriberSocket: listenerCounts(subscriber?.stream),
         signalListeners: getEventListeners(longLived, 'abort').length,
         redisClients: ((await redis.probe.client('LIST')) as string).trim().split('\n').length,
       };
@@ -142,14 +140,16 @@ describe('resource leaks', () => {
 
     // Warm up, so connections and listeners made once per engine are in the baseline.
     await runLanes(WARM_UP);
-    await waitFor('the engine to settle after warm-up', settled);
+    await waitUntil('the engine to settle after warm-up', settled);
     const baseline = await snapshot();
+    // The warm-up's waits made the store open its one subscriber connection.
+    expect(opened).toHaveLength(1);
 
     const startedAt = performance.now();
     await runLanes(CYCLES / LANES);
     const elapsed = performance.now() - startedAt;
-    await waitFor('the engine to settle', settled, 5_000);
-    const after = await waitFor(
+    await waitUntil('the engine to settle', settled, 5_000);
+    const after = await waitUntil(
       'handles, timers and listeners to return to baseline',
       async () => {
         const now = await snapshot();
@@ -172,7 +172,7 @@ describe('resource leaks', () => {
     // timers must not grow; everything else must be back exactly.
     expect(withoutTimers(after)).toEqual(withoutTimers(baseline));
     expect(timers(after)).toBeLessThanOrEqual(timers(baseline));
-    expect(engineInternals(engine)).toEqual(ENGINE_IDLE);
+    expect(await engineState(engine, redis.probe)).toEqual(ENGINE_IDLE);
     expect(engine.heldCount).toBe(0);
     expect(await activeChannels(redis.probe)).toEqual([]);
     expect(await scanKeys(redis.probe)).toEqual(

@@ -4,7 +4,7 @@ import { LockLostError, LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { errorOf, waitUntil } from '../harness/wait-until.js';
+import { errorOf, waitUntil } from '../harness/waits.js';
 
 /*
  * A lock's validity is that of the lease actually sent to Redis: `maxHold` below `ttl` sends a

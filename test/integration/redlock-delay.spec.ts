@@ -7,9 +7,10 @@ import { ObservedStore } from '../harness/observed-store.js';
 import { reportFigures } from '../harness/figures.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
-import { errorOf } from '../harness/wait-until.js';
-import { callsBetween, commandCalls, outcome, recordEvents, waitFor } from './support/probes.js';
-import { engineOn } from './support/scale-out.js';
+import { errorOf, outcome, waitUntil } from '../harness/waits.js';
+import { callsBetween, commandCalls } from '../harness/command-stats.js';
+import { recordEvents } from '../harness/engine-events.js';
+import { engineOn } from '../harness/test-engine.js';
 
 /** How many nodes hold `key` right now, read directly (not through the proxies). */
 async function holders(inspect: readonly Redis[], key: string): Promise<number> {
@@ -47,7 +48,7 @@ describe('Redlock when nodes answer late', () => {
   async function warm(engine: LockEngine): Promise<LockEngine> {
     engines.push(engine);
     await engine.init(); // connects every node, as LockModule does at startup
-    await waitFor(
+    await waitUntil(
       'a warm-up lock',
       async () => {
         const lock = await engine.acquire('warm-up').catch(() => undefined);
@@ -93,7 +94,7 @@ describe('Redlock when nodes answer late', () => {
     const failedAfter = performance.now() - startedAt;
     // Every node does take it, too late to count (and gives it back at once, so a poll could
     // miss it: count the SETs each node ran instead).
-    await waitFor(
+    await waitUntil(
       'the key to land on all 5 nodes',
       async () => (await Promise.all(inspect.map(setCalls))).every((n, i) => n > setsBefore[i]!),
       3_000,
@@ -108,7 +109,7 @@ describe('Redlock when nodes answer late', () => {
     );
     expect(events.events.filter((event) => event.type === 'acquired')).toEqual([]);
     expect(locks.heldCount).toBe(0);
-    await waitFor(
+    await waitUntil(
       'no node to hold the key',
       async () => (await holders(inspect, 'lock:slow')) === 0,
     );
@@ -122,11 +123,11 @@ describe('Redlock when nodes answer late', () => {
     const error = await errorOf(() => locks.acquire('late', { ttl: 5_000, wait: 0 }));
 
     expect(error).toBeInstanceOf(LockStoreError);
-    await waitFor('the key to land on every node', async () =>
+    await waitUntil('the key to land on every node', async () =>
       (await holders(inspect, 'lock:late')) === 5 ? true : undefined,
     );
     const landedAt = performance.now();
-    await waitFor(
+    await waitUntil(
       'every node to be given the key back',
       async () => (await holders(inspect, 'lock:late')) === 0,
       3_000,
@@ -149,12 +150,12 @@ describe('Redlock when nodes answer late', () => {
     const outcomes = (error as LockStoreError).nodes?.map(({ outcome }) => outcome);
     expect(outcomes?.slice(0, 3)).toEqual(['failed', 'failed', 'failed']);
     // Woken, the frozen nodes run the acquire they had been sent, then the give-back.
-    await waitFor('the woken nodes to run the queued acquire and its give-back', async () => {
+    await waitUntil('the woken nodes to run the queued acquire and its give-back', async () => {
       const after = await Promise.all(inspect.slice(0, 3).map(commandCalls));
       const ran = before.map((calls, i) => Object.values(callsBetween(calls, after[i]!)));
       return ran.every((counts) => counts.reduce((sum, n) => sum + n, 0) >= 2);
     });
-    await waitFor(
+    await waitUntil(
       'no node to hold the key',
       async () => (await holders(inspect, 'lock:frozen')) === 0,
     );
@@ -173,7 +174,7 @@ describe('Redlock when nodes answer late', () => {
     // as busy, though nobody holds the lock.
     expect(error).toBeInstanceOf(LockError);
     expect(locks.heldCount).toBe(0);
-    await waitFor(
+    await waitUntil(
       'no node to hold the key',
       async () => (await holders(inspect, 'lock:stalled')) === 0,
     );

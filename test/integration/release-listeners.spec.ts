@@ -7,8 +7,8 @@ import { RedlockLockStore } from '../../lib/stores/redlock/redlock-lock.store.js
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
 import { engineOn } from '../harness/test-engine.js';
 import { useTurnProcsOnRedis } from '../harness/turn-procs.js';
-import { errorOf, waitUntil } from '../harness/wait-until.js';
-import { scanKeys } from './support/probes.js';
+import { errorOf, waitUntil } from '../harness/waits.js';
+import { scanKeys } from '../harness/scan-keys.js';
 
 // A release publishes only to the waiters in the key's turn list. Waiters that take no turns
 // (multi-key and Redlock locks) enter it as listeners, '*' + queue id. In these tests the

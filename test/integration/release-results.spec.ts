@@ -1,12 +1,7 @@
 import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
-import {
-  abortTime,
-  callsBetween,
-  commandCalls,
-  recordEvents,
-  waitFor,
-  within,
-} from './support/probes.js';
+import { abortTime, waitUntil, within } from '../harness/waits.js';
+import { callsBetween, commandCalls } from '../harness/command-stats.js';
+import { recordEvents } from '../harness/engine-events.js';
 
 describe('release results', () => {
   const redis = useRedisServer();
@@ -24,7 +19,7 @@ describe('release results', () => {
     const lock = await fixture.engine.acquire('k', { ttl: 100, autoRenew: false });
     await within('the lease end', abortTime(lock.signal), 1_000);
     // The local deadline is a little ahead of Redis' own expiry; wait for Redis to agree.
-    await waitFor(
+    await waitUntil(
       'the key to expire in Redis',
       async () => (await redis.probe.exists('lock:k')) === 0,
     );
@@ -119,7 +114,7 @@ describe('release results', () => {
     {
       await using lock = await fixture.engine.acquire('k', { ttl: 100, autoRenew: false });
       await within('the lease end', abortTime(lock.signal), 1_000);
-      await waitFor(
+      await waitUntil(
         'the key to expire in Redis',
         async () => (await redis.probe.exists('lock:k')) === 0,
       );

@@ -2,15 +2,11 @@ import { EXTEND_SLICE } from '../../lib/stores/redis/lease-renewal.js';
 import { LockLostError } from '../../lib/errors/lock.errors.js';
 import { EXTEND } from '../../lib/stores/redis/scripts/release.scripts.js';
 import { useRedisServer, useTestEngine } from '../harness/use-redis.js';
-import {
-  abortTime,
-  commandCalls,
-  figure,
-  loopLag,
-  recordEvents,
-  waitFor,
-  within,
-} from './support/probes.js';
+import { abortTime, waitUntil, within } from '../harness/waits.js';
+import { commandCalls } from '../harness/command-stats.js';
+import { figure } from '../harness/figures.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { recordEvents } from '../harness/engine-events.js';
 
 const TTL = 300;
 const RENEW_INTERVAL = TTL / 3;
@@ -66,7 +62,7 @@ describe('lease renewal', () => {
     const recorder = recordEvents(fixture.engine);
     const lock = await fixture.engine.acquire('k', { ttl: TTL });
     // Start from a steady renewal rhythm rather than from the acquire.
-    await waitFor('a first renewal', () =>
+    await waitUntil('a first renewal', () =>
       recorder.events.some((event) => event.type === 'renewed'),
     );
     const aborted = abortTime(lock.signal);
@@ -115,7 +111,7 @@ describe('lease renewal', () => {
     const calledAt = performance.now();
     const lock = await fixture.engine.acquire('k', { ttl: TTL, maxHold });
     const abortedAt = await within('the max-hold abort', abortTime(lock.signal), maxHold + 1_000);
-    const gone: number = await waitFor('the key to expire', async () =>
+    const gone: number = await waitUntil('the key to expire', async () =>
       (await redis.probe.exists('lock:k')) === 0 ? performance.now() : undefined,
     );
     const slack = lag.stop();
@@ -145,7 +141,7 @@ describe('lease renewal', () => {
     const lock = await fixture.engine.acquire('k', { ttl: TTL, autoRenew: false });
     const abortedAt = await within('the lease-end abort', abortTime(lock.signal), TTL + 1_000);
     const slack = lag.stop();
-    await waitFor('the key to expire', async () => (await redis.probe.exists('lock:k')) === 0);
+    await waitUntil('the key to expire', async () => (await redis.probe.exists('lock:k')) === 0);
     recorder.stop();
 
     figure('renewal: autoRenew false, ttl 300 -> abort after (ms)', abortedAt - calledAt);
@@ -171,7 +167,7 @@ describe('lease renewal', () => {
 
     const recorder = recordEvents(fixture.engine);
     const before = await commandCalls(redis.probe);
-    await waitFor(
+    await waitUntil(
       'five renewals of every lock',
       () => recorder.events.filter((event) => event.type === 'renewed').length >= count * 5,
       10_000,

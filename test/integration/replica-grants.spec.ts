@@ -3,7 +3,7 @@ import { LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { CapturingLogger } from '../harness/capturing-logger.js';
 
 const master = useRedisServer();

@@ -4,12 +4,12 @@ import { LockOptionsError } from '../../lib/errors/lock.errors.js';
 import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-options.interface.js';
 import { LockModule } from '../../lib/nest/lock.module.js';
 import { LockService } from '../../lib/nest/lock.service.js';
-import { adminCall } from '../harness/redis-admin.js';
+import { adminCall, connectionCount } from '../harness/redis-admin.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
 import { RedisSentinelSet } from '../harness/redis-sentinel.js';
-import { errorOf, waitUntil } from '../harness/wait-until.js';
-import { connectionCount, sleep } from './support/scale-out.js';
+import { allClosed, socketsOpenedBy } from '../harness/opened-sockets.js';
+import { waitUntil } from '../harness/waits.js';
 
 /** What the lock key holds on the node(s) that serve it: one value per node. */
 type KeyReader = (key: string) => Promise<unknown[]>;
@@ -174,17 +174,17 @@ describe('LockModule.forRoot on a cluster, sentinels and Redlock nodes', () => {
     const before = await connectionCount(clusterPorts());
     const [seed] = cluster.nodes;
 
-    const error = await errorOf(() =>
+    const { settled, sockets } = await socketsOpenedBy(() =>
       start({
         redis: { cluster: [{ host: '127.0.0.1', port: seed!.port }] },
         replicas: { count: 1 },
       }),
     );
 
-    expect(error).toBeInstanceOf(LockOptionsError);
-    expect((error as Error).message).toMatch(/not available on Redis Cluster/);
-    // A client created for the rejected options would be connected well within this.
-    await sleep(300);
+    expect(settled.error).toBeInstanceOf(LockOptionsError);
+    expect((settled.error as Error).message).toMatch(/not available on Redis Cluster/);
+    // Whatever the bootstrap connected, it closed again: each socket's close is awaited.
+    await allClosed(sockets);
     expect(await connectionCount(clusterPorts())).toBe(before);
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { MAX_KEYS_PER_LOCK } from '../../lib/engine/request/lock-key.validation.js';
+import { MAX_KEYS_PER_LOCK } from '../../lib/engine/request/lock-request.js';
 import { LockOptionsError } from '../../lib/errors/lock.errors.js';
 import { DistributedLock } from '../../lib/nest/decorators/distributed-lock.decorator.js';
 import { LockModule } from '../../lib/nest/lock.module.js';
@@ -13,8 +13,9 @@ import {
 import { RedlockLockStore } from '../../lib/stores/redlock/redlock-lock.store.js';
 import { createTestEngine, engineOn } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { errorOf } from '../harness/wait-until.js';
-import { callsBetween, commandCalls, scanKeys } from './support/probes.js';
+import { errorOf } from '../harness/waits.js';
+import { callsBetween, commandCalls } from '../harness/command-stats.js';
+import { scanKeys } from '../harness/scan-keys.js';
 
 // Inputs whose Redis cost grows with their size have a stated limit (see docs/guarantees.md#limits).
 // Past it, a call fails with LockOptionsError, naming the limit, before anything reaches Redis;
@@ -23,11 +24,8 @@ const items = (count: number): string[] => Array.from({ length: count }, (_, i) 
 const writes = (count: number): RedisWrite[] =>
   Array.from({ length: count }, (_, i) => ['SET', `stock:${i}`, '1'] as const);
 
-interface Locker {
-  acquire(key: unknown): Promise<{ release(): Promise<unknown> }>;
-  tryAcquire(key: unknown): Promise<unknown>;
-  withLock(key: unknown, fn: () => unknown): Promise<unknown>;
-}
+/** The engine or `LockService`: both take locks the way users do. */
+type Locker = Pick<LockService, 'acquire' | 'tryAcquire' | 'withLock'>;
 
 @Injectable()
 class Basket {
@@ -73,19 +71,19 @@ describe('inputs past a stated limit', () => {
 
   it('refuses a lock on more than MAX_KEYS_PER_LOCK keys: the engine', async () => {
     const engine = createTestEngine(redis.client);
-    await refusesOneKeyTooMany(engine as unknown as Locker);
+    await refusesOneKeyTooMany(engine);
     await engine.close();
   });
 
   it('refuses a lock on more than MAX_KEYS_PER_LOCK keys: LockService', async () => {
     const service = new LockService({ redis: redis.client });
-    await refusesOneKeyTooMany(service as unknown as Locker);
+    await refusesOneKeyTooMany(service);
     await service.onApplicationShutdown();
   });
 
   it('refuses a lock on more than MAX_KEYS_PER_LOCK keys: Redlock', async () => {
     const engine = engineOn(new RedlockLockStore([redis.client]));
-    await refusesOneKeyTooMany(engine as unknown as Locker);
+    await refusesOneKeyTooMany(engine);
     await engine.close();
   });
 

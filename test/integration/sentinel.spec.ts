@@ -6,8 +6,7 @@ import { reportFigures } from '../harness/figures.js';
 import { adminCall, infoOf } from '../harness/redis-admin.js';
 import { RedisSentinelSet } from '../harness/redis-sentinel.js';
 import { sentinelReady } from '../harness/sentinel-queries.js';
-import { errorOf, waitUntil } from '../harness/wait-until.js';
-import { outcome } from './support/probes.js';
+import { errorOf, outcome, waitUntil } from '../harness/waits.js';
 
 describe('locks on a Sentinel-managed master (1 replica, 3 sentinels)', () => {
   let set: RedisSentinelSet;

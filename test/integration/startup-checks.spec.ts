@@ -3,7 +3,7 @@ import type { LockEvent } from '../../lib/engine/lock.events.js';
 import { LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { freePort, RedisServer } from '../harness/redis-server.js';
-import { errorOf } from '../harness/wait-until.js';
+import { errorOf } from '../harness/waits.js';
 import { CapturingLogger } from '../harness/capturing-logger.js';
 
 const engines: LockEngine[] = [];

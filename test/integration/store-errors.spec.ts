@@ -3,20 +3,12 @@ import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError, LockLostError, LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import {
-  abortTime,
-  activeChannels,
-  callsBetween,
-  commandCalls,
-  engineInternals,
-  figure,
-  loopLag,
-  outcome,
-  realProcess,
-  scanKeys,
-  waitFor,
-  within,
-} from './support/probes.js';
+import { abortTime, outcome, waitUntil, within } from '../harness/waits.js';
+import { activeChannels, callsBetween, commandCalls } from '../harness/command-stats.js';
+import { figure } from '../harness/figures.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { realProcess } from '../harness/real-process.js';
+import { scanKeys } from '../harness/scan-keys.js';
 
 const STORE_TIMEOUT = 300;
 // A failing call may answer through ioredis' own error rather than our timer; either way it
@@ -61,7 +53,7 @@ describe('store failures', () => {
     redis.server.resume();
     if (redis.server.pid === undefined) await redis.server.restart();
     await engine.close();
-    await waitFor(
+    await waitUntil(
       'the clients to reconnect',
       () => redis.client.status === 'ready' && redis.probe.status === 'ready',
       5_000,
@@ -95,14 +87,14 @@ describe('store failures', () => {
     // Past every timer the failed calls armed, and past ioredis settling what it had queued:
     // whatever was going to reject has rejected, handled or not.
     const quietFrom = performance.now() + 2 * STORE_TIMEOUT;
-    await waitFor(
+    await waitUntil(
       'ioredis to settle its queue',
       () => performance.now() > quietFrom && drained(redis.client),
       10_000,
     );
     await afterRejectionChecks();
     expect(escaped).toEqual([]);
-    expect(engineInternals(engine)).toMatchObject({ queues: 0, held: 0 });
+    expect(engine.stats()).toEqual({ queues: 0, held: 0 });
   });
 
   it.each([
@@ -152,7 +144,7 @@ describe('store failures', () => {
     await within('the loss', abortTime(lostDuringOutage.signal), 3_000);
 
     await redis.server.restart();
-    await waitFor(
+    await waitUntil(
       'the clients to reconnect',
       () => redis.client.status === 'ready' && redis.probe.status === 'ready',
       5_000,
@@ -163,7 +155,7 @@ describe('store failures', () => {
     expect(await redis.probe.get('lock:k')).toBe(lock.token);
     // Notifications work too: pollCap is 1 s, so a wake-up well under it came from PUBLISH.
     const waiting = outcome(other.acquire('k', { wait: 5_000 }));
-    await waitFor(
+    await waitUntil(
       'the waiter to subscribe',
       async () => (await activeChannels(redis.client)).length === 1,
     );
@@ -199,20 +191,21 @@ describe('store failures', () => {
 
     // On resume the queued ACQUIRE runs and takes the key; the engine must release it.
     redis.server.resume();
-    await waitFor(
+    await waitUntil(
       'the late win to be released',
       async () => drained(redis.client) && (await scanKeys(redis.probe)).length === 0,
     );
     // The key really was won and given back: RELEASE deleted it (waking nobody: nobody waits).
-    await waitFor('the RELEASE to run', async () => {
+    await waitUntil('the RELEASE to run', async () => {
       const ran = callsBetween(before, await commandCalls(redis.probe));
       return ran.del === 1 && ran.exists === 1;
     });
-    expect(engineInternals(engine)).toMatchObject({ queues: 0, held: 0 });
+    expect(engine.stats()).toEqual({ queues: 0, held: 0 });
   });
 
   it('drops a subscription that answered after its timeout', async () => {
     await redis.probe.set('lock:k', 'someone-else', 'PX', 60_000);
+    const before = await commandCalls(redis.probe);
     // Freeze Redis between the first attempt (busy) and the waiter's SUBSCRIBE.
     const freeze = engine.events$.subscribe(
       (event) => event.type === 'contended' && redis.server.pause(),
@@ -222,13 +215,14 @@ describe('store failures', () => {
     expect(result.error).toBeInstanceOf(LockStoreError);
 
     redis.server.resume();
-    // Once the SUBSCRIBE has its answer, whichever way, the notifier must hold nothing.
-    await waitFor(
-      'the SUBSCRIBE to settle',
-      () => engineInternals(engine).notifierPending === 0,
+    // Once Redis has run the late SUBSCRIBE, the store must undo it: no channel stays subscribed.
+    await waitUntil(
+      'the late SUBSCRIBE to run and be undone',
+      async () =>
+        (callsBetween(before, await commandCalls(redis.probe)).subscribe ?? 0) >= 1 &&
+        (await activeChannels(redis.probe)).length === 0,
       5_000,
     );
-    expect(engineInternals(engine).notifierChannels).toBe(0);
-    expect(await activeChannels(redis.probe)).toEqual([]);
+    expect(engine.stats()).toEqual({ queues: 0, held: 0 });
   });
 });

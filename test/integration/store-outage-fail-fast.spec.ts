@@ -6,7 +6,9 @@ import { provideStore } from '../../lib/nest/lock-store.factory.js';
 import type { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { engineOn } from '../harness/test-engine.js';
-import { figure, loopLag, waitFor } from './support/probes.js';
+import { figure } from '../harness/figures.js';
+import { loopLag } from '../harness/loop-lag.js';
+import { waitUntil } from '../harness/waits.js';
 
 const STORE_TIMEOUT = 5_000;
 /** A call refused at once answers within this; one left in ioredis's queue takes the timeout. */
@@ -47,7 +49,7 @@ describe('an acquire sent just after Redis dies (SIGKILL)', () => {
     try {
       if (server.pid === undefined) await server.restart();
       // Closed mid-reconnect, the client's socket would outlive the file for a while.
-      await waitFor('the client to reconnect', () => client.status === 'ready', 5_000);
+      await waitUntil('the client to reconnect', () => client.status === 'ready', 5_000);
     } finally {
       await engine?.close();
       await server?.stop();
@@ -58,7 +60,7 @@ describe('an acquire sent just after Redis dies (SIGKILL)', () => {
     const moments: Moment[] = [];
     let slowest = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      await waitFor('the client to reconnect', () => client.status === 'ready', 5_000);
+      await waitUntil('the client to reconnect', () => client.status === 'ready', 5_000);
       await (await engine.acquire('warm')).release();
       await server.stop();
       await pause(round);

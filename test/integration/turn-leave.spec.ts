@@ -1,7 +1,7 @@
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
 import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
 import { useTurnProcsOnRedis } from '../harness/turn-procs.js';
-import { errorOf } from '../harness/wait-until.js';
+import { errorOf } from '../harness/waits.js';
 
 const KEY = 'hot';
 const FULL_KEY = `lock:${KEY}`;

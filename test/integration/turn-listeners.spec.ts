@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
 import { scanKeys } from '../harness/scan-keys.js';
 import { useTurnProcsOnRedis, type Proc } from '../harness/turn-procs.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { sleep, waitUntil } from '../harness/waits.js';
 
 // A listener ('*' + queue id: a multi-key waiter, which takes no turns) in a key's turn list,
 // ahead of a process waiting its turn, while the holding process keeps handing the key to its
@@ -13,8 +13,6 @@ const KEY = 'hot';
 const FULL_KEY = `lock:${KEY}`;
 const TURNS = turnsKeyOf(FULL_KEY);
 const LONG = 60_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Keys the library wrote that would never expire. */
 async function keysWithoutExpiry(probe: Redis): Promise<string[]> {

@@ -15,6 +15,7 @@ import { livenessViolations } from './model-liveness.js';
 import type { Op, RunSetup, ServiceSetup } from './model-ops.js';
 import { MS, now, type ServiceReport } from './model-records.js';
 import type { ServiceHandle } from './local-service.js';
+import { sleep } from '../harness/waits.js';
 
 export type ServiceFactory = (
   svc: number,
@@ -28,8 +29,6 @@ const STEP_MS = 15;
 const AUDIT_EVERY_MS = 25;
 /** The longest a run waits at its end for the services' ops to finish (longest hold + wait). */
 const DRAIN_MS = 12_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class World {
   readonly history = new History();

@@ -1,6 +1,6 @@
 /** The small pieces a service's driver calls the library and reports with. */
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
-import { kindOf } from '../../lib/engine/request/lock-kind.js';
+import { kindOf } from '../../lib/engine/request/lock-request.js';
 import { runLockedMethod } from '../../lib/nest/decorators/locked-method.runner.js';
 import type { TakeOp, TakeOptions } from './model-ops.js';
 import { classify } from './outcome-class.js';

@@ -4,8 +4,7 @@ import { maxConcurrent, writerOverlaps, type Interval } from '../harness/interva
 import { LockOptionsError } from '../../lib/errors/lock.errors.js';
 import { LockTestingModule } from '../../lib/testing/index.js';
 import { DistributedLock } from '../../lib/nest/decorators/distributed-lock.decorator.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from '../harness/waits.js';
 
 async function section(into: Interval[]): Promise<void> {
   const enter = process.hrtime.bigint();

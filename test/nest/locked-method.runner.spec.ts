@@ -1,4 +1,5 @@
-import { Observable, Subject } from 'rxjs';
+import { defer, Observable, Subject } from 'rxjs';
+import { nextEvent } from '../harness/engine-events.js';
 import { useMemoryEngine } from '../harness/test-engine.js';
 import { LockLostError } from '../../lib/errors/lock.errors.js';
 import {
@@ -20,15 +21,30 @@ describe('a decorated method returning an Observable whose lock is lost', () => 
     };
   }
 
-  /** Subscribes, waits for the lock, then deletes its key: renewal finds it gone. */
-  async function loseWhileStreaming(onLost: LockedMethodPlan['onLost']) {
+  /**
+   * The method's source, and a promise of the lock key's presence in the store at the moment
+   * the runner subscribed to the source: the runner subscribes once it holds the lock.
+   */
+  function lockedSource(): {
+    source: Subject<number>;
+    method: () => Observable<number>;
+    subscribed: Promise<string[]>;
+  } {
     const source = new Subject<number>();
-    const stream = runLockedMethod(
-      memory.engine,
-      plan(onLost),
-      [],
-      () => source,
-    ) as Observable<unknown>;
+    let keysThen: (keys: string[]) => void;
+    const subscribed = new Promise<string[]>((resolve) => (keysThen = resolve));
+    const method = (): Observable<number> =>
+      defer(() => {
+        keysThen(memory.store.keys());
+        return source;
+      });
+    return { source, method, subscribed };
+  }
+
+  /** Subscribes, waits until the method runs under the lock, then deletes its key. */
+  async function loseWhileStreaming(onLost: LockedMethodPlan['onLost']) {
+    const { source, method, subscribed } = lockedSource();
+    const stream = runLockedMethod(memory.engine, plan(onLost), [], method) as Observable<unknown>;
     const seen: unknown[] = [];
     const ended = new Promise<{ error?: unknown }>((resolve) =>
       stream.subscribe({
@@ -37,7 +53,7 @@ describe('a decorated method returning an Observable whose lock is lost', () => 
         complete: () => resolve({}),
       }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await subscribed).toEqual(['lock:feed']);
     source.next(1);
     memory.store.forceDelete('lock:feed');
     return { ended: await ended, seen, source };
@@ -51,23 +67,27 @@ describe('a decorated method returning an Observable whose lock is lost', () => 
     expect(source.observed).toBe(false);
   });
 
-  it("keeps streaming with onLost: 'ignore'", async () => {
-    const source = new Subject<number>();
+  it("keeps streaming with onLost: 'ignore' once the lock it held is lost", async () => {
+    const { source, method, subscribed } = lockedSource();
     const stream = runLockedMethod(
       memory.engine,
       plan('ignore'),
       [],
-      () => source,
+      method,
     ) as Observable<unknown>;
     const seen: unknown[] = [];
     const subscription = stream.subscribe((value) => seen.push(value));
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The source ran under the lock: its key was in the store when the runner subscribed.
+    expect(await subscribed).toEqual(['lock:feed']);
+    const lost = nextEvent(memory.engine, 'lost', 'feed');
     memory.store.forceDelete('lock:feed');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Renewal found the key gone: the lock was held until then, and is not any more.
+    expect(await lost).toMatchObject({ key: 'feed', reason: 'expired' });
 
     source.next(2);
 
     expect(seen).toEqual([2]);
+    expect(source.observed).toBe(true);
     subscription.unsubscribe();
   });
 

@@ -27,6 +27,26 @@ describe('the layer rule of `npm run lint`', () => {
       "import '../stores/lock-store.interface.js';",
     ],
     [
+      'the Nest face importing the Redis store',
+      'lib/nest/lock-store.tokens.ts',
+      "import { RedisLockStore } from '../stores/redis/redis-lock.store.js';",
+    ],
+    [
+      'the health indicator importing the Redlock store',
+      'lib/nest/health/lock-health.indicator.ts',
+      "import { RedlockLockStore } from '../../stores/redlock/redlock-lock.store.js';",
+    ],
+    [
+      'the Nest face importing the memory store',
+      'lib/nest/x.ts',
+      "import '../stores/memory/memory-lock.store.js';",
+    ],
+    [
+      'the health entry importing Redis commands',
+      'lib/health/x.ts',
+      "import '../stores/redis/redis-health.js';",
+    ],
+    [
       'a test importing built internals',
       'test/x.spec.ts',
       "import '../dist/engine/hold/held-lock.js';",
@@ -49,8 +69,37 @@ describe('the layer rule of `npm run lint`', () => {
     ['a store importing the errors', 'lib/stores/x.ts', "import '../errors/lock.errors.js';"],
     ['a store following the wait policy', 'lib/stores/x.ts', "import '../policy/wait-policy.js';"],
     ['the bench importing the built package', 'bench/x.ts', "import '../dist/index.js';"],
+    [
+      'the store factory building the stores',
+      'lib/nest/lock-store.factory.ts',
+      "import { RedisLockStore } from '../stores/redis/redis-lock.store.js';",
+    ],
+    [
+      'the health indicator using the store contract',
+      'lib/nest/health/x.ts',
+      "import { pingHealth } from '../../stores/store-health.js';",
+    ],
+    [
+      "the module options naming a store's options",
+      'lib/nest/interfaces/x.ts',
+      "import type { RedlockOptions } from '../../stores/redlock/redlock-options.js';",
+    ],
   ])('allows %s', async (_, filePath, code) => {
     expect(await restrictedImports(filePath, code)).toEqual([]);
+  });
+});
+
+describe('the Nest face', () => {
+  // Health and the injected client are store capabilities: only the factory builds a store.
+  it('names no concrete store outside the store factory', async () => {
+    const eslint = new ESLint({ cwd: process.cwd() });
+    const results = await eslint.lintFiles(['lib/nest/**/*.ts', 'lib/health/**/*.ts']);
+    const offending = results.flatMap((result) =>
+      result.messages
+        .filter((message) => message.ruleId === 'no-restricted-imports')
+        .map((message) => `${result.filePath.replace(`${process.cwd()}/`, '')}:${message.line}`),
+    );
+    expect(offending).toEqual([]);
   });
 });
 

@@ -7,7 +7,7 @@ import type {
   ReleaseListener,
   ReleaseOptions,
   ReleaseReport,
-} from 'nestjs-distributed-lock';
+} from 'nestjs-distributed-lock/store';
 import { describeStoreContract } from '../harness/store-contract.js';
 
 /**

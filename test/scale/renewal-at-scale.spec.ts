@@ -4,7 +4,7 @@ import { ChildWorker, killLiveWorkers } from '../harness/child-workers.js';
 import { reportFigures } from '../harness/figures.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import type { RenewalScaleConfig, RenewalScaleResult } from '../fixtures/renewal-scale-worker.js';
-import { commandCalls } from '../integration/support/probes.js';
+import { commandCalls } from '../harness/command-stats.js';
 import { cpuWait, redisFirst } from './scheduling.js';
 
 /*

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
-import { MAX_KEYS_PER_LOCK } from '../../lib/engine/request/lock-key.validation.js';
+import { MAX_KEYS_PER_LOCK } from '../../lib/engine/request/lock-request.js';
 import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import {
@@ -11,7 +11,7 @@ import {
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
 import { realtimeRedis } from './scheduling.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 import { figure } from '../harness/figures.js';
 import { scriptsOver, slowScripts, watchSlowlog } from '../harness/slowlog.js';
 

@@ -4,7 +4,7 @@ import type { Lock } from '../../lib/engine/lock.interface.js';
 import { POLLS_PER_SECOND } from '../../lib/policy/wait-policy.js';
 import { createTestEngine } from '../harness/test-engine.js';
 import { useRedisServer } from '../harness/use-redis.js';
-import { waitUntil } from '../harness/wait-until.js';
+import { waitUntil } from '../harness/waits.js';
 
 /*
  * Waiters that hear no release still look now and then (`pollCap`), in case a notification was

@@ -1,18 +1,21 @@
-import { kindConflict } from '../request/lock-kind.js';
 import { writerPatience } from '../../policy/wait-policy.js';
 import type { AcquireAttempt, AcquireRequest } from '../../stores/lock-store.interface.js';
 import { shutDown, type EngineContext } from '../engine-context.js';
 import type { Lock } from '../lock.interface.js';
 import type { LockLeases } from '../hold/lock-leases.js';
-import { leaseTtlOf, type LockRequest } from '../request/lock-request.js';
-import { newLockToken } from '../request/lock-token.js';
+import {
+  kindConflict,
+  leaseTtlOf,
+  newLockToken,
+  type LockRequest,
+} from '../request/lock-request.js';
 import { WaitQueue } from '../wait/wait-queue.js';
 import { HeldLock } from '../hold/held-lock.js';
 import { AttemptCall, tryAcquire, type AttemptOwner } from './attempt-call.js';
 import { createQueueDriver } from '../wait/queue-driver.js';
 import { queueKey, type BusyKeys } from './busy-keys.js';
 import type { AttemptOutcome, QueueDriver } from '../wait/wait.types.js';
-import { isLate } from './late-grant.js';
+import { isLate } from './attempt-call.js';
 import { Refusals } from './refusals.js';
 import { waitInQueue, type WaitingRoom } from '../wait/waiter.js';
 
@@ -55,9 +58,7 @@ export class LockAcquirer implements AttemptOwner {
   ) {
     this.patience = writerPatience(context.config.pollCap);
     this.refusals = new Refusals(context);
-    this.driver = createQueueDriver(context, (queue) =>
-      this.busyKeys.deleteIf(queueKey({ fullKeys: queue.keys, kind: queue.kind }), queue),
-    );
+    this.driver = createQueueDriver(context, busyKeys);
   }
 
   get queueCount(): number {

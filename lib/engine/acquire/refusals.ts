@@ -2,7 +2,7 @@ import { LockBusyError, type LockError, type NodeOutcome } from '../../errors/lo
 import type { EngineContext } from '../engine-context.js';
 import type { LockRequest } from '../request/lock-request.js';
 import type { AttemptOutcome, Grant } from '../wait/wait.types.js';
-import { LateWins } from './late-grant.js';
+import { LateWins } from './attempt-call.js';
 
 /**
  * Why a request gets no lock: busy, with the per-node answers of its last attempt (Redlock),

@@ -1,6 +1,6 @@
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { ExtendResult, LeaseExtension } from '../../stores/lock-store.interface.js';
-import { DueHeap } from './due-heap.js';
+import { DueHeap } from './watched-lease.js';
 import {
   dueAt,
   interval,

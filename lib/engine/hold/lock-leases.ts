@@ -1,16 +1,16 @@
 import { LockLostError, type LockLossReason } from '../../errors/lock.errors.js';
-import type { ReleaseReport, ReleaseResult } from '../../stores/lock-store.interface.js';
+import type { ReleaseResult } from '../../stores/lock-store.interface.js';
 import { shutDown, stopWork, type EngineContext } from '../engine-context.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { renewalTtl } from './watched-lease.js';
-import { ReleaseCall, type ReleaseOwner, type Successor } from './release-call.js';
+import { emitReleased, ReleaseCall } from './release-call.js';
 import type { LockRequest } from '../request/lock-request.js';
 import { validateLockOptions } from '../request/lock-options.validation.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
 import type { Grant } from '../wait/wait.types.js';
-import { isLate, lateGrantError } from '../acquire/late-grant.js';
-import { traceExtend, traceRelease, tracing } from '../lock-tracing.js';
+import { isLate, lateGrantError } from '../acquire/attempt-call.js';
+import { traceExtend, traceRelease, tracing } from '../lock.events.js';
 import { queueKey, type BusyKeys } from '../acquire/busy-keys.js';
 
 const RELEASED = Promise.resolve<ReleaseResult>('released');
@@ -19,7 +19,7 @@ const RELEASED = Promise.resolve<ReleaseResult>('released');
  * The locks this engine holds: granting, renewing, releasing and losing them. The watchdog
  * watches every held lock, so its list is the list of held locks.
  */
-export class LockLeases implements LeaseKeeper, ReleaseOwner {
+export class LockLeases implements LeaseKeeper {
   private readonly watchdog: LeaseWatchdog<HeldLock>;
   /** Set while shutdown waits for the last held lock to end. */
   private emptied?: () => void;
@@ -76,7 +76,7 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     return lock;
   }
 
-  /** Traced on `nestjs-distributed-lock:release` (see lock-tracing.ts). */
+  /** Traced on `nestjs-distributed-lock:release` (see lock.events.ts). */
   releaseLease(lock: HeldLock): Promise<ReleaseResult> {
     if (!tracing.releases) return this.release(lock);
     const held = performance.now() - lock.acquiredAt;
@@ -117,38 +117,16 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     const lease = { keys, token, kind, ttl: Math.ceil(keep) };
     const [found] = await context.storeCall(context.store.extend([lease]), lock.key, 'release');
     const result = found === 'extended' ? 'released' : found;
-    this.emitReleased(lock, result);
+    emitReleased(this.context, lock, result);
     return result;
   }
 
   private releaseInStore(lock: HeldLock, queue: WaitQueue | undefined): Promise<ReleaseResult> {
     const { context } = this;
-    const call = new ReleaseCall(this, context, lock, queue);
+    const call = new ReleaseCall(context, lock, queue);
     call.start(context.store.release(lock.fullKeys, lock.token, call.options), call.sentAt);
     if (lock.markReleased()) this.forget(lock, 'released');
     return call.promise;
-  }
-
-  /** @internal A release's answer, in the step it arrives. */
-  releaseAnswered(call: ReleaseCall, report: ReleaseReport): ReleaseResult {
-    const { lock, queue, heir, successor, sentAt } = call;
-    queue?.noteRelease(report.waitersElsewhere, call.requeue !== undefined);
-    this.emitReleased(lock, report.result);
-    if (heir) {
-      let grant = report.succeeded ? this.grantOf(successor!, sentAt!) : undefined;
-      if (grant && isLate(grant)) {
-        // Set too long ago to hold: the heir tries for a lease of its own instead.
-        this.context.giveBack(lock.fullKeys, grant.token);
-        grant = undefined;
-      }
-      queue!.heirAnswered(heir, grant);
-    }
-    return report.result;
-  }
-
-  /** The lease a release set for the next waiter here, dated from when the release was sent. */
-  private grantOf({ token, ttl }: Successor, sentAt: number): Grant {
-    return { token, startedAt: sentAt, expiresAt: this.context.leaseEnd(sentAt, ttl) };
   }
 
   /**
@@ -162,15 +140,9 @@ export class LockLeases implements LeaseKeeper, ReleaseOwner {
     const next = queue.localTaker(grant);
     if (!next || !lock.markReleased()) return false;
     // The watchdog entry moves to the new holder in `hold`.
-    this.emitReleased(lock, 'released');
+    emitReleased(this.context, lock, 'released');
     queue.passTo(next, grant);
     return true;
-  }
-
-  private emitReleased(lock: HeldLock, result: ReleaseResult): void {
-    if (!this.context.bus.listening) return;
-    const held = performance.now() - lock.acquiredAt;
-    this.context.emit({ type: 'released', key: lock.key, held, result });
   }
 
   /** A manual `extend`, traced on `nestjs-distributed-lock:extend`. */

@@ -5,19 +5,14 @@ import type {
 } from '../../stores/lock-store.interface.js';
 import type { EngineContext } from '../engine-context.js';
 import type { HeldLock } from './held-lock.js';
-import { newLockToken } from '../request/lock-token.js';
+import { newLockToken } from '../request/lock-request.js';
 import { StoreCall } from '../store-calls/store-call.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
-import type { Waiter } from '../wait/wait.types.js';
+import type { Grant, Waiter } from '../wait/wait.types.js';
+import { isLate } from '../acquire/attempt-call.js';
 
 /** A lease a release sets for the next waiter here, in the same call. */
 export type Successor = NonNullable<ReleaseOptions['successor']>;
-
-/** What a release reports to the engine that sent it. */
-export interface ReleaseOwner {
-  /** The answer, in time: returns the release's result. */
-  releaseAnswered(call: ReleaseCall, report: ReleaseReport): ReleaseResult;
-}
 
 /**
  * One release in flight. When this process still wants the key, it keeps the process's place
@@ -33,7 +28,6 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   readonly sentAt?: number;
 
   constructor(
-    private readonly owner: ReleaseOwner,
     private readonly context: EngineContext,
     readonly lock: HeldLock,
     /** The lock's queue, unless the lock had already ended. */
@@ -57,8 +51,25 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
     return requeue === undefined && !successor ? undefined : { requeue, successor };
   }
 
+  /** The answer, in the step it arrives: the queue hears what the store said, and the heir gets its lease. */
   protected override map(report: ReleaseReport): ReleaseResult {
-    return this.owner.releaseAnswered(this, report);
+    const { context, lock, queue, heir, successor, sentAt } = this;
+    queue?.noteRelease(report.waitersElsewhere, this.requeue !== undefined);
+    emitReleased(context, lock, report.result);
+    if (heir) {
+      // The lease set for the heir counts from when the release was sent.
+      const expiresAt = context.leaseEnd(sentAt!, successor!.ttl);
+      let grant: Grant | undefined = report.succeeded
+        ? { token: successor!.token, startedAt: sentAt!, expiresAt }
+        : undefined;
+      if (grant && isLate(grant)) {
+        // Set too long ago to hold: the heir tries for a lease of its own instead.
+        context.giveBack(lock.fullKeys, grant.token);
+        grant = undefined;
+      }
+      queue!.heirAnswered(heir, grant);
+    }
+    return report.result;
   }
 
   protected override onFailure(): void {
@@ -68,4 +79,10 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   protected override lateAnswer(late: ReleaseReport): void {
     if (late.succeeded) this.context.giveBack(this.lock.fullKeys, this.successor!.token);
   }
+}
+
+export function emitReleased(context: EngineContext, lock: HeldLock, result: ReleaseResult): void {
+  if (!context.bus.listening) return;
+  const held = performance.now() - lock.acquiredAt;
+  context.emit({ type: 'released', key: lock.key, held, result });
 }

@@ -1,4 +1,4 @@
-import type { OnLost } from '../hold/lock-loss.js';
+import type { OnLost } from '../hold/lock-context.js';
 
 /** Options for one lock acquisition. Module-wide defaults come from `LockModuleOptions.defaults`. */
 export interface LockOptions {

@@ -1,11 +1,10 @@
-import type { LockOptions, ResolvedLockOptions } from './lock-options.interface.js';
-import { validateLockKeys } from './lock-key.validation.js';
-import { LockOptionsError } from '../../errors/lock.errors.js';
-import { lockOptionsProblem, resolveLockOptions } from './lock-options.validation.js';
-import type { Grant } from '../wait/wait.types.js';
+import { randomFillSync } from 'node:crypto';
+import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
-import { describeKind, kindOf } from './lock-kind.js';
 import { mayInherit } from '../../policy/wait-policy.js';
+import type { Grant } from '../wait/wait.types.js';
+import type { LockOptions, ResolvedLockOptions } from './lock-options.interface.js';
+import { describe, lockOptionsProblem, resolveLockOptions } from './lock-options.validation.js';
 
 /** A validated acquire request: everything is checked before any store call. */
 export interface LockRequest {
@@ -62,4 +61,154 @@ export function leaseTtlOf({ options }: LockRequest): number {
 /** Readers get no fence: `fencing` from the module's defaults is meant for the writers. */
 function readerOptions(kind: LockKind, options: ResolvedLockOptions): ResolvedLockOptions {
   return kind.type === 'read' && options.fencing ? { ...options, fencing: false } : options;
+}
+
+// Kinds: mutex, semaphore, read and write locks.
+
+export const MUTEX: LockKind = Object.freeze({ type: 'mutex' });
+const READ: LockKind = Object.freeze({ type: 'read' });
+const WRITE: LockKind = Object.freeze({ type: 'write' });
+
+/** The kind named by checked options (`limit`, `mode`). */
+export function kindOf(options: LockOptions | undefined): LockKind {
+  if (options?.limit !== undefined) return { type: 'semaphore', limit: options.limit };
+  if (options?.mode === undefined) return MUTEX;
+  return options.mode === 'read' ? READ : WRITE;
+}
+
+/** How many locks of this kind one process may hold on the key at once. */
+export function holdersPerProcess(kind: LockKind): number {
+  if (kind.type === 'semaphore') return kind.limit;
+  return kind.type === 'read' ? Infinity : 1;
+}
+
+export function limitOf(kind: LockKind): number | undefined {
+  return kind.type === 'semaphore' ? kind.limit : undefined;
+}
+
+/** For messages: "a mutex", "a semaphore of limit 3", "a read lock", "a write lock". */
+export function describeKind(kind: LockKind): string {
+  if (kind.type === 'semaphore') return `a semaphore of limit ${kind.limit}`;
+  return kind.type === 'mutex' ? 'a mutex' : `a ${kind.type} lock`;
+}
+
+/** An acquire that found the key held as another kind of lock, or with another limit. */
+export function kindConflict(label: string, kind: LockKind, heldAs: string): LockOptionsError {
+  return new LockOptionsError(
+    `Lock "${label}": asked as ${describeKind(kind)}, but it is held as ${heldAs}. ` +
+      'Everyone locking one key must use the same kind of lock and the same limit.',
+    label,
+  );
+}
+
+// Keys.
+
+/** Longest key name accepted, in UTF-8 bytes. */
+export const MAX_KEY_BYTES = 1024;
+
+/**
+ * The most keys one lock takes. A multi-key lock's acquire and release are each one script that
+ * works through every key (and its fence counter and turn list) while Redis serves nobody else;
+ * this keeps that call short.
+ */
+export const MAX_KEYS_PER_LOCK = 50;
+
+const controlCharacter = /\p{Cc}/u;
+
+/**
+ * True for C0/C1 control characters and lone surrogates (which UTF-8 encodes as U+FFFD, so two
+ * different names would share one Redis key).
+ */
+export function hasControlCharacter(text: string): boolean {
+  // Most keys are short and plain: one pass over the code units settles them.
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x20 || (unit >= 0x7f && unit <= 0x9f) || (unit >= 0xd800 && unit <= 0xdfff)) {
+      return controlCharacter.test(text) || !text.isWellFormed();
+    }
+  }
+  return false;
+}
+
+/** Empty or only white space: almost always an empty value where a name was meant. */
+export function isBlank(text: string): boolean {
+  // Most keys start with a printable ASCII character that is not a space: no trim needed.
+  const first = text.charCodeAt(0);
+  if (first > 0x20 && first < 0x7f) return false;
+  return text.trim().length === 0;
+}
+
+/** Checks a key name, or a list of them for a multi-key lock, before anything reaches Redis. */
+export function validateLockKeys(key: unknown): readonly string[] {
+  if (Array.isArray(key)) {
+    if (key.length === 0) {
+      throw new LockKeyError('A multi-key lock needs at least one key; got an empty array.');
+    }
+    // Indexed: `forEach` skips the holes of a sparse array, which would become "undefined".
+    for (let i = 0; i < key.length; i++) validateLockKey(key[i]);
+    // Order is kept: `lock.fence` is the first key's fence, so callers choose which one it is.
+    const names = [...new Set(key as string[])];
+    if (names.length > MAX_KEYS_PER_LOCK) {
+      throw new LockOptionsError(
+        `A lock takes at most ${MAX_KEYS_PER_LOCK} keys (MAX_KEYS_PER_LOCK), got ${names.length}. ` +
+          'Lock a coarser key, or take the keys in several locks, always in the same order.',
+      );
+    }
+    return names;
+  }
+  validateLockKey(key);
+  return [key as string];
+}
+
+function validateLockKey(key: unknown): void {
+  if (typeof key !== 'string') {
+    throw new LockKeyError(`A lock key must be a string, got ${describe(key)}.`);
+  }
+  if (isBlank(key)) {
+    throw new LockKeyError(
+      `A lock key must not be empty or only white space, got ${describe(key)}. Name the resource you are locking ` +
+        '(an empty template value is the usual cause).',
+    );
+  }
+  // A UTF-16 unit takes at most 3 UTF-8 bytes: short keys need no count.
+  if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
+    throw new LockKeyError(
+      `Lock key ${describe(key)} is longer than ${MAX_KEY_BYTES} bytes. Lock on a short id, or a hash of the long value.`,
+      key.slice(0, 40),
+    );
+  }
+  // Also what keeps lock keys out of the companion keys' namespace, named behind a control
+  // character (see COMPANION_SEPARATOR in stores/redis/key-slots.ts); `keyPrefix` is held to the
+  // same rule at bootstrap.
+  if (hasControlCharacter(key)) {
+    throw new LockKeyError(
+      `Lock key ${describe(key)} contains a control character. Use printable characters only.`,
+      key,
+    );
+  }
+}
+
+// Owner tokens.
+
+/** 18 random bytes: 144 bits, exactly 24 base64url characters (no padding to cut off). */
+const TOKEN_BYTES = 18;
+const TOKEN_CHARS = 24;
+const POOL_TOKENS = 256;
+const pool = Buffer.alloc(TOKEN_BYTES * POOL_TOKENS);
+let encoded = '';
+let next = POOL_TOKENS;
+
+/**
+ * A new owner token: 144 random bits, base64url. Random bytes are drawn and encoded in
+ * batches, since a lock is often taken thousands of times a second; each token is then a
+ * slice of one string, which costs far less than encoding 18 bytes on their own.
+ */
+export function newLockToken(): string {
+  if (next === POOL_TOKENS) {
+    randomFillSync(pool);
+    encoded = pool.toString('base64url');
+    next = 0;
+  }
+  const start = next++ * TOKEN_CHARS;
+  return encoded.slice(start, start + TOKEN_CHARS);
 }

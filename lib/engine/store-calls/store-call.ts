@@ -2,9 +2,7 @@ import { LockError, LockStoreError } from '../../errors/lock.errors.js';
 import { afterPendingIo } from '../../stores/after-pending-io.js';
 import { TimedCall, type CallDeadlines } from './call-deadlines.js';
 import type { LockEvent } from '../lock.events.js';
-import type { StoreHealth } from './store-health.js';
-
-type PromiseExecutor<R> = ConstructorParameters<typeof Promise<R>>[0];
+import type { StoreHealthMonitor } from '../engine-context.js';
 
 /** What a store call does, as the `error` event names it. */
 export type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
@@ -28,23 +26,13 @@ export abstract class StoreCall<T, R> extends TimedCall {
     deadlines: CallDeadlines,
     readonly key: string | undefined,
     readonly what: StoreOperation,
-    private readonly health?: StoreHealth,
+    private readonly health?: StoreHealthMonitor,
   ) {
     super(deadlines);
-    StoreCall.adopting = this as unknown as StoreCall<unknown, unknown>;
-    this.promise = new Promise<R>(StoreCall.adopt as PromiseExecutor<R>);
-  }
-
-  /**
-   * The call being built: one executor serves every call, where a closure would cost one each.
-   * It is let go at once, so that no call outlives its use through it.
-   */
-  private static adopting?: StoreCall<unknown, unknown>;
-  private static adopt(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
-    const call = StoreCall.adopting!;
-    StoreCall.adopting = undefined;
-    call.resolve = resolve;
-    call.reject = reject;
+    this.promise = new Promise<R>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
   }
 
   /** The store's own promise, which may settle after the call timed out. */
@@ -122,7 +110,7 @@ class HookedCall<T, R> extends StoreCall<T, R> {
     key: string | undefined,
     what: StoreOperation,
     private readonly hooks: CallHooks<T, R>,
-    health?: StoreHealth,
+    health?: StoreHealthMonitor,
   ) {
     super(deadlines, key, what, health);
   }
@@ -149,7 +137,7 @@ export function callStore<T, R = T>(
   what: StoreOperation,
   deadlines: CallDeadlines,
   hooks = NO_HOOKS as CallHooks<T, R>,
-  health?: StoreHealth,
+  health?: StoreHealthMonitor,
 ): Promise<R> {
   const call = new HookedCall(deadlines, key, what, hooks, health);
   return call.start(operation);

@@ -3,15 +3,13 @@ import type { ReleaseListener } from '../../stores/lock-store.interface.js';
 import type { EngineContext } from '../engine-context.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { QueueDriver } from './wait.types.js';
+import type { BusyKeys } from '../acquire/busy-keys.js';
 
 /**
  * What every queue of an engine asks of the store, made once and shared by them all, so that
- * a queue makes no closures of its own. `idle` hears of a queue that has nothing left to do.
+ * a queue makes no closures of its own.
  */
-export function createQueueDriver(
-  context: EngineContext,
-  idle: (queue: WaitQueue) => void,
-): QueueDriver {
+export function createQueueDriver(context: EngineContext, busyKeys: BusyKeys<object>): QueueDriver {
   const { pollCap } = context.config;
   let waiting = 0;
   return {
@@ -20,7 +18,7 @@ export function createQueueDriver(
       for (const key of queue.keys) context.store.waiters?.leave(key, queue.id);
     },
     discard: (queue, grant) => context.giveBack(queue.keys, grant.token, queue.kind),
-    idle,
+    busyKeys,
     pollCapOf: (queue) => (queue.kind.type === 'write' ? pollCap : pollInterval(pollCap, waiting)),
     waiting: (change) => void (waiting += change),
     localHandoffs: context.localGrants ? context.config.localHandoffs : 0,

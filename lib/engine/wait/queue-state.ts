@@ -1,8 +1,7 @@
-import { newLockToken } from '../request/lock-token.js';
-import { holdersPerProcess } from '../request/lock-kind.js';
-import type { LockRequest } from '../request/lock-request.js';
+import { holdersPerProcess, newLockToken, type LockRequest } from '../request/lock-request.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
 import { HandOn } from './hand-on.js';
+import { queueKey } from '../acquire/busy-keys.js';
 import { StoreSilence } from './store-silence.js';
 import type { QueueDriver, Waiter } from './wait.types.js';
 import { WakeLatch } from './wake-latch.js';
@@ -23,6 +22,8 @@ export abstract class QueueState {
   protected readonly handOn: HandOn;
   /** The head's last attempt failed, so the store may have this queue in its turn list. */
   protected inLine = false;
+  /** This queue's entry in the busy keys table (see `queueKey`). */
+  protected readonly busyKey: string;
   /** The store's keys this queue waits for (prefix applied). */
   readonly keys: readonly string[];
   /** The keys as the caller named them, for messages. */
@@ -36,6 +37,7 @@ export abstract class QueueState {
     { fullKeys, label, kind }: LockRequest,
   ) {
     this.keys = fullKeys;
+    this.busyKey = queueKey({ fullKeys, kind });
     this.label = label;
     this.kind = kind;
     this.capacity = holdersPerProcess(kind);

@@ -224,6 +224,6 @@ export class WaitQueue extends QueueState {
     if (this.running || !this.free) return;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.driver.idle(this);
+    this.driver.busyKeys.deleteIf(this.busyKey, this);
   }
 }

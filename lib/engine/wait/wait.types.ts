@@ -1,6 +1,7 @@
 import type { ReleaseListener } from '../../stores/lock-store.interface.js';
 import type { WatchedLease } from '../hold/watched-lease.js';
 import type { WaitQueue } from './wait-queue.js';
+import type { BusyKeys } from '../acquire/busy-keys.js';
 
 /** A won acquire attempt, waiting to be turned into a lock. */
 export interface Grant {
@@ -41,8 +42,8 @@ export interface QueueDriver {
   leaveTurns(queue: WaitQueue): void;
   /** Gives back a grant no waiter wants any more. */
   discard(queue: WaitQueue, grant: Grant): void;
-  /** The queue has no waiter, no holder and nothing in flight. */
-  idle(queue: WaitQueue): void;
+  /** The keys this process is busy with: a queue with nothing left to do takes itself out. */
+  readonly busyKeys: BusyKeys<object>;
   /**
    * Longest sleep of `queue` between attempts when no notification comes: `pollCap`, longer
    * while many queues wait at once (see `pollInterval`), except for a writer, whose mark holds

@@ -1,8 +1,4 @@
-import {
-  hasControlCharacter,
-  isBlank,
-  MAX_KEY_BYTES,
-} from '../../engine/request/lock-key.validation.js';
+import { hasControlCharacter, isBlank, MAX_KEY_BYTES } from '../../engine/request/lock-request.js';
 import { LockKeyError } from '../../errors/lock.errors.js';
 
 /** Builds one key from a method's arguments. */

@@ -8,6 +8,7 @@ import type {
   ReleaseReport,
   ReleaseResult,
   SharedLockType,
+  StoreHealth,
   WaiterLists,
 } from '../lock-store.interface.js';
 import { MemoryHolderSets } from './memory-holder-sets.js';
@@ -104,6 +105,11 @@ export class MemoryLockStore implements LockStore {
   }
 
   async ping(): Promise<void> {}
+
+  /** Always up: the store is this process's memory, which evicts nothing. */
+  async health(): Promise<StoreHealth> {
+    return { up: true, roundTripMs: 0 };
+  }
 
   async close(): Promise<void> {
     this.listeners.clear();

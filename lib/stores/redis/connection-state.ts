@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { socketClosed } from './ioredis-internals.js';
 
 /** Statuses ioredis reaches only once a connection closed or an attempt to connect failed. */
 const CLOSED_STATUSES: ReadonlySet<string> = new Set(['close', 'reconnecting', 'end']);
@@ -53,8 +54,7 @@ export class ConnectionState {
     const { status } = this.client;
     if (CLOSED_STATUSES.has(status)) return true;
     // A cluster has no socket of its own; its nodes' clients report their closes to it.
-    const { stream } = this.client as Partial<Redis>;
-    return status === 'ready' && stream !== undefined && !stream.writable;
+    return status === 'ready' && socketClosed(this.client);
   }
 
   /** Not ready yet, and never failed since it was last ready: still connecting (or lazy). */

@@ -1,7 +1,7 @@
 import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
 import { createLockEngine } from '../../nest/lock-engine.factory.js';
 import { MemoryLockStore } from '../memory/memory-lock.store.js';
-import { validateLockKeys } from '../../engine/request/lock-key.validation.js';
+import { validateLockKeys } from '../../engine/request/lock-request.js';
 import { clusterSlot } from './cluster-slot.js';
 import {
   COMPANION_SEPARATOR,

@@ -1,4 +1,5 @@
 import type { ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { internalsOf, unansweredOf } from './ioredis-internals.js';
 
 /**
  * ioredis options of the clients the module creates. A command resent after a reconnect may be
@@ -26,14 +27,16 @@ export function ownedClusterOptions(options: ClusterOptions = {}): ClusterOption
 /**
  * A client that does not resend drops, on a reconnect, the commands the old connection left
  * unanswered, without ever settling them. This fails them as the connection closes, so their
- * callers hear of it now rather than at their timeout.
+ * callers hear of it now rather than at their timeout (which they still do without the
+ * `failUnanswered` internals of ioredis-internals.ts).
  */
 export function failUnansweredOnClose(client: Redis): void {
+  if (!internalsOf(client).failUnanswered) return;
   client.on('close', () => {
     if (client.options.autoResendUnfulfilledCommands !== false) return;
     const lost = new Error(
       'Connection closed before the reply came; the command may have been applied.',
     );
-    for (const { command } of client.commandQueue.toArray()) command.reject(lost);
+    for (const command of unansweredOf(client)) command.reject(lost);
   });
 }

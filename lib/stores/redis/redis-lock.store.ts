@@ -11,11 +11,13 @@ import type {
   ReleaseReport,
   LockKind,
   SharedLockType,
+  StoreHealth,
   WaiterLists,
 } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
 import { ConnectionState } from './connection-state.js';
 import { endpointOf } from './endpoint.js';
+import { redisHealth } from './redis-health.js';
 import type { RedisLockStoreOptions } from './redis-lock-store-options.interface.js';
 import { ReplicaWait } from './replica-wait.js';
 import { extendLeases } from './lease-renewal.js';
@@ -232,9 +234,10 @@ export class RedisLockStore implements LockStore {
     await this.connection.untilDown(() => this.client.ping());
   }
 
+  readonly health = (timeout: number): Promise<StoreHealth> => redisHealth(this.client, timeout);
+
   async evictionPolicy(): Promise<string | undefined> {
-    const reply = (await this.client.config('GET', 'maxmemory-policy')) as string[];
-    return reply[1];
+    return ((await this.client.config('GET', 'maxmemory-policy')) as string[])[1];
   }
 
   async close(): Promise<void> {

@@ -10,11 +10,13 @@ import type {
   ReleaseOptions,
   ReleaseReport,
   ReleaseResult,
+  StoreHealth,
   WaiterLists,
 } from '../lock-store.interface.js';
 import { RedisLockStore } from '../redis/redis-lock.store.js';
 import { askAll, describeNodes, type NodeAnswer } from './node-calls.js';
 import { NodeConnections } from './node-connections.js';
+import { quorumHealth } from './redlock-health.js';
 import { splitVoteRetry } from '../../policy/wait-policy.js';
 import {
   nodeName,
@@ -42,8 +44,11 @@ export class RedlockLockStore implements LockStore {
   private readonly names: string[];
   private readonly settings: ResolvedRedlockOptions;
   private readonly connections: NodeConnections;
+  /** The node clients, in the order given: what `LOCK_REDIS_CLIENT` injects (see `clients`). */
+  readonly client: readonly Redis[];
 
   constructor(clients: readonly Redis[], options: RedlockLockStoreOptions = {}) {
+    this.client = Object.freeze([...clients]);
     this.settings = resolveRedlockOptions(clients, options);
     this.names = clients.map(nodeName);
     this.nodes = clients.map(
@@ -116,11 +121,7 @@ export class RedlockLockStore implements LockStore {
     // Too few nodes are busy for anyone else to hold a quorum: a split vote (or a win that came
     // too late). Nobody will release, so retry after a short random delay instead of a lease.
     if (pttls.length < this.settings.quorum) {
-      return {
-        acquired: false,
-        pttl: splitVoteRetry(request.ttl),
-        nodes,
-      };
+      return { acquired: false, pttl: splitVoteRetry(request.ttl), nodes };
     }
     return { acquired: false, pttl: Math.min(...pttls), nodes };
   }
@@ -205,6 +206,11 @@ export class RedlockLockStore implements LockStore {
     await this.connections.quorumSettled(quorum, nodeTimeout);
     const answers = await askAll(this.nodes, nodeTimeout, (node) => node.ping());
     this.requireQuorum(answers, [], 'ping');
+  }
+
+  /** Every node's health, each bounded by `timeout`; up while a quorum answers. */
+  health(timeout: number): Promise<StoreHealth> {
+    return quorumHealth(this.nodes, this.names, this.settings.quorum, timeout);
   }
 
   async close(): Promise<void> {

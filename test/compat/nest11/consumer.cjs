@@ -7,6 +7,7 @@ const { Module } = require('@nestjs/common');
 const { NestFactory } = require('@nestjs/core');
 const { LockModule, LockService, LockBusyError } = require('nestjs-distributed-lock');
 const { MemoryLockStore } = require('nestjs-distributed-lock/testing');
+const store = require('nestjs-distributed-lock/store');
 
 async function main() {
   const redisPort = Number(process.env.REDIS_PORT);
@@ -21,6 +22,10 @@ async function main() {
   assert.equal(await locks.withLock('cjs:k', () => 'ran'), 'ran');
   await app.close();
   assert.equal(typeof new MemoryLockStore().tryAcquire, 'function');
+  // The store authors' entry: the store classes, one copy with the ./testing entry's.
+  assert.equal(typeof store.RedisLockStore, 'function');
+  assert.equal(typeof store.RedlockLockStore, 'function');
+  assert.equal(store.MemoryLockStore, MemoryLockStore);
 
   const imported = await import('nestjs-distributed-lock');
   const oneCopy = imported.LockService === LockService;
@@ -32,6 +37,7 @@ async function main() {
     console.log('  ok   require() and import() share one copy of the library');
   }
   console.log('  ok   a CommonJS app locks and releases through LockService, on Redis');
+  console.log('  ok   require() loads nestjs-distributed-lock/store');
 }
 
 main().catch((error) => {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import type { Lock } from '../../../lib/engine/lock.interface.js';
-import type { LockEvent } from '../../../lib/engine/lock.events.js';
-import { LockLostError } from '../../../lib/errors/lock.errors.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
+import type { LockEvent } from '../../lib/engine/lock.events.js';
+import { LockLostError } from '../../lib/errors/lock.errors.js';
 
 /**
  * The holder of `lock` was told its key is gone: its signal aborted with `LockLostError`

@@ -1,3 +1,5 @@
+import type { Lock } from '../../lib/engine/lock.interface.js';
+
 /**
  * Inputs an app may hand the lock by mistake (an unset config value, a number where a name was
  * meant, text pasted from a spreadsheet), each with the outcome the library promises: a typed
@@ -122,3 +124,26 @@ export const NAMED_CASES: readonly InputCase[] = [
   fine('fencing, no renewal', 'k', { fencing: true, autoRenew: false }),
   fine('a live signal', 'k', { signal: new AbortController().signal }),
 ];
+
+/** The three ways in, typed loosely: bad inputs are what TypeScript would have refused. */
+export interface Locker {
+  acquire(key: unknown, options?: unknown): Promise<Lock>;
+  tryAcquire(key: unknown, options?: unknown): Promise<Lock | undefined>;
+  withLock(key: unknown, fn: (lock: Lock) => unknown, options?: unknown): Promise<unknown>;
+}
+
+/** The engine or `LockService`: both take locks the way users do. */
+type Locks = {
+  acquire(key: string, options?: object): Promise<Lock>;
+  tryAcquire(key: string, options?: object): Promise<Lock | undefined>;
+  withLock(key: string, fn: (lock: Lock) => unknown, options?: object): Promise<unknown>;
+};
+
+/** `locks` as a `Locker`: each input is handed on unchecked, as JavaScript callers would. */
+export function untyped(locks: Locks): Locker {
+  return {
+    acquire: (key, options) => locks.acquire(key as never, options as never),
+    tryAcquire: (key, options) => locks.tryAcquire(key as never, options as never),
+    withLock: (key, fn, options) => locks.withLock(key as never, fn, options as never),
+  };
+}

@@ -1,5 +1,6 @@
-import type { RedisServer } from '../../harness/redis-server.js';
-import { hrNow, MS, type Window } from './sections.js';
+import type { RedisServer } from './redis-server.js';
+import { sleep } from './waits.js';
+import { hrNow, MS, type Window } from './chaos-sections.js';
 
 /**
  * Injects faults into one redis-server and remembers when each happened, by a name of the
@@ -15,7 +16,7 @@ export class FaultTimeline {
     const from = hrNow();
     this.server.pause();
     try {
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await sleep(ms);
     } finally {
       this.server.resume();
     }

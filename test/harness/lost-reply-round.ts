@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import type { LockEngine } from '../../../lib/engine/lock-engine.js';
-import type { Lock } from '../../../lib/engine/lock.interface.js';
-import { waitUntil } from '../../harness/wait-until.js';
-import { lockKeys } from './engine-store.js';
+import type { LockEngine } from '../../lib/engine/lock-engine.js';
+import type { Lock } from '../../lib/engine/lock.interface.js';
+import { waitUntil } from './waits.js';
+import { lockKeys } from './scan-keys.js';
 
 /** How one call of a round ended, and how long it took to. */
 export interface Settled {

@@ -1,8 +1,8 @@
 import { Module, type INestApplicationContext, type Provider } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Redis } from 'ioredis';
-import { LockModule } from '../../../lib/index.js';
-import { RedisServer } from '../../harness/redis-server.js';
+import { LockModule } from '../../lib/index.js';
+import { RedisServer } from './redis-server.js';
 
 /** An application context of `LockModule.forRoot` and the test's providers, on its own Redis. */
 export interface LockContext {

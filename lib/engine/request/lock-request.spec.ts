@@ -1,5 +1,10 @@
 import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
-import { MAX_KEY_BYTES, MAX_KEYS_PER_LOCK, validateLockKeys } from './lock-key.validation.js';
+import {
+  MAX_KEY_BYTES,
+  MAX_KEYS_PER_LOCK,
+  newLockToken,
+  validateLockKeys,
+} from './lock-request.js';
 
 function rejection(key: unknown): LockKeyError {
   try {
@@ -116,5 +121,22 @@ describe('validateLockKeys', () => {
       const list = [...keys(MAX_KEYS_PER_LOCK), ...keys(MAX_KEYS_PER_LOCK)];
       expect(validateLockKeys(list)).toHaveLength(MAX_KEYS_PER_LOCK);
     });
+  });
+});
+
+describe('newLockToken', () => {
+  it('makes 24-character base64url tokens, all different, across many batches', () => {
+    const tokens = Array.from({ length: 10_000 }, () => newLockToken());
+
+    expect(tokens.filter((token) => !/^[A-Za-z0-9_-]{24}$/.test(token))).toEqual([]);
+    expect(new Set(tokens).size).toBe(tokens.length);
+  });
+
+  it('draws fresh random bytes for each batch: no token repeats a later batch', () => {
+    // 256 tokens per batch; a repeated pool would give the same sequence again.
+    const first = Array.from({ length: 256 }, () => newLockToken());
+    const second = Array.from({ length: 256 }, () => newLockToken());
+
+    expect(second.filter((token) => first.includes(token))).toEqual([]);
   });
 });

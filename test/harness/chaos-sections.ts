@@ -1,5 +1,5 @@
-import type { ChaosLoadResult, WireSection } from '../../fixtures/chaos-load-worker.js';
-import { countOverlaps } from '../../harness/intervals.js';
+import type { ChaosLoadResult, WireSection } from '../fixtures/chaos-load-worker.js';
+import { countOverlaps } from './intervals.js';
 
 /** One critical section of the load worker, with hrtimes shared by every process on the host. */
 export interface Section {

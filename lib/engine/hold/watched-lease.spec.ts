@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { CHILDREN, DueHeap, type DueEntry } from './due-heap.js';
+import { CHILDREN, DueHeap, type DueEntry } from './watched-lease.js';
 
 interface Entry extends DueEntry {
   readonly id: number;

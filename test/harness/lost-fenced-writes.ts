@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
-import { fencedWrite } from '../../../lib/stores/redis/fenced-write.js';
+import { fencedWrite } from '../../lib/stores/redis/fenced-write.js';
 import {
   failUnansweredOnClose,
   OWNED_CLIENT_OPTIONS,
-} from '../../../lib/stores/redis/owned-client.js';
-import type { TcpDelayProxy } from '../../harness/tcp-delay-proxy.js';
+} from '../../lib/stores/redis/owned-client.js';
+import type { TcpDelayProxy } from './tcp-delay-proxy.js';
 
 /** Writes in flight together when their connection drops. */
 const IN_FLIGHT = 3;

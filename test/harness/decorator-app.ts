@@ -1,13 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { started, useRedisServer } from '../../harness/use-redis.js';
-import { DecoratorAppModule } from '../../fixtures/decorator-app/decorator-app.module.js';
-import {
-  startHttpApp,
-  type HttpApp,
-  type Platform,
-} from '../../fixtures/decorator-app/http-app.js';
-import { Probe } from '../../fixtures/decorator-app/probe.js';
+import { started, useRedisServer } from './use-redis.js';
+import { DecoratorAppModule } from '../fixtures/decorator-app/decorator-app.module.js';
+import { startHttpApp, type HttpApp, type Platform } from '../fixtures/decorator-app/http-app.js';
+import { Probe } from '../fixtures/decorator-app/probe.js';
 
 /** What `useDecoratorApp` started; read it in hooks and tests, once `beforeAll` has run. */
 export interface DecoratorAppHarness {

@@ -1,0 +1,41 @@
+import { Cluster, type Redis } from 'ioredis';
+import type { ClusterState, StoreHealth } from '../lock-store.interface.js';
+import { timed } from '../store-health.js';
+
+/** Statuses of a client that has lost its connection: a check would only wait in its queue. */
+const DISCONNECTED: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
+
+/**
+ * One server's, Sentinel master's or Cluster's health: PING for the round trip, CLUSTER INFO
+ * for a cluster's state, CONFIG GET for the eviction policy. Sent together, each bounded by
+ * `timeout` ms. Down when PING gets no answer, or the cluster's state is not `ok`.
+ */
+export async function redisHealth(client: Redis | Cluster, timeout: number): Promise<StoreHealth> {
+  if (DISCONNECTED.has(client.status)) {
+    return { up: false, error: `not connected (${client.status})` };
+  }
+  const [ping, state, evictionPolicy] = await Promise.all([
+    timed(client.ping(), timeout),
+    client instanceof Cluster ? clusterState(client, timeout) : undefined,
+    maxmemoryPolicy(client, timeout),
+  ]);
+  if (!ping.ok) return { up: false, error: ping.error };
+  const { roundTripMs } = ping;
+  if (state === undefined) return { up: true, roundTripMs, evictionPolicy };
+  const cluster = { state };
+  if (state === 'ok') return { up: true, roundTripMs, cluster, evictionPolicy };
+  const error = `cluster_state is ${state}`;
+  return { up: false, roundTripMs, error, cluster, evictionPolicy };
+}
+
+async function clusterState(client: Cluster, timeout: number): Promise<ClusterState> {
+  const info = await timed(client.cluster('INFO') as Promise<string>, timeout);
+  const state = info.ok ? /cluster_state:(\w+)/.exec(info.value)?.[1] : undefined;
+  return state === 'ok' || state === 'fail' ? state : 'unknown';
+}
+
+/** `unknown` when CONFIG is refused (managed Redis, an ACL user without `+config`) or late. */
+async function maxmemoryPolicy(client: Redis | Cluster, timeout: number): Promise<string> {
+  const reply = await timed(client.config('GET', 'maxmemory-policy') as Promise<string[]>, timeout);
+  return (reply.ok ? reply.value[1] : undefined) ?? 'unknown';
+}
