@@ -76,6 +76,24 @@ export class EngineContext {
     callStore(release, undefined, 'release', this.deadlines).catch(() => undefined);
   }
 
+  /** Acquire attempts sent and not yet answered: shutdown waits for them. */
+  private attempts = 0;
+  private attemptsDone?: () => void;
+
+  attemptSent(): void {
+    this.attempts++;
+  }
+
+  attemptSettled(): void {
+    if (--this.attempts === 0) this.attemptsDone?.();
+  }
+
+  /** Resolves once every attempt sent has its answer (or failed). */
+  attemptsAnswered(): Promise<void> {
+    if (this.attempts === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.attemptsDone = resolve));
+  }
+
   drift(ttl: number): number {
     return this.store.drift?.(ttl) ?? 0;
   }

@@ -17,7 +17,7 @@ const PLAIN = new Set(
   signal since size sleep soon started state step stop storage store string subscribe super take
   the tick time timeout timer timing to token took touch transfer try ttl unreachable unsubscribe
   unsubscribes until up values wait waited waiting while whose within may heard fn ran readonly
-  child children down e grow library moved new peek push put remove replace scope top second`.split(
+  child children down e grow library moved new peek push put remove replace scope top second room`.split(
     /\s+/,
   ),
 );

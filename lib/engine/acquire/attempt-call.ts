@@ -1,32 +1,36 @@
-import { LockStoreError, type LockError } from '../../errors/lock.errors.js';
+import type { LockError } from '../../errors/lock.errors.js';
+import { writerPatience } from '../../policy/wait-policy.js';
 import type {
   AcquireAttempt,
   AcquireRequest,
   LockStore,
 } from '../../stores/lock-store.interface.js';
 import type { EngineContext } from '../engine-context.js';
-import { leaseTtlOf, type LockRequest } from '../request/lock-request.js';
+import {
+  kindConflict,
+  leaseTtlOf,
+  newLockToken,
+  type LockRequest,
+} from '../request/lock-request.js';
 import { StoreCall } from '../store-calls/store-call.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
-import type { AttemptOutcome, Grant } from '../wait/wait.types.js';
+import type { AttemptOutcome } from '../wait/wait.types.js';
+import { isLate, type Refusals } from './refusals.js';
 
-/** What an acquire attempt reports to the acquirer that sent it. */
-export interface AttemptOwner {
-  /** The answer, in time: returns the call's value. */
-  attemptAnswered(call: AttemptCall, attempt: AcquireAttempt): unknown;
-  attemptFailed(call: AttemptCall): void;
-}
-
-/** One acquire attempt in flight, with what its answer needs to become a lock. */
-export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
+/**
+ * One acquire attempt in flight. Its promise settles with the attempt's outcome, read in the
+ * step the answer arrives: a grant (a win still within its lease), the holder's remaining lease,
+ * or at once again after a late win (given back); a kind conflict rejects.
+ */
+export class AttemptCall extends StoreCall<AcquireAttempt, AttemptOutcome> {
   /** The queue of a first attempt, made outside it (nobody here held, waited or tried). */
   firstIn?: WaitQueue;
   /** The id of the keys of a first attempt made without a queue, while it has none. */
   lone?: string;
 
   constructor(
-    private readonly owner: AttemptOwner,
     private readonly context: EngineContext,
+    private readonly refusals: Refusals,
     readonly request: LockRequest,
     readonly token: string,
     /** When the attempt was sent (`performance.now()`), or a little before. */
@@ -35,8 +39,19 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
     super(context.deadlines, request.label, 'acquire', context.health);
   }
 
-  protected override map(attempt: AcquireAttempt): unknown {
-    return this.owner.attemptAnswered(this, attempt);
+  protected override map(attempt: AcquireAttempt): AttemptOutcome {
+    const { context, refusals, request, token, startedAt } = this;
+    context.attemptSettled();
+    if (attempt.acquired) {
+      const expiresAt = context.leaseEnd(startedAt, leaseTtlOf(request));
+      const grant = { token, fences: attempt.fences, startedAt, expiresAt };
+      return isLate(grant) ? refusals.lateWin(request, grant) : { grant };
+    }
+    if (attempt.conflict !== undefined) {
+      throw kindConflict(request.label, request.kind, attempt.conflict);
+    }
+    refusals.noteNodes(request, attempt.nodes);
+    return { pttl: attempt.pttl };
   }
 
   /**
@@ -45,7 +60,7 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
    * fallback can run it again after a timeout, and the give-back must land after that.
    */
   protected override onFailure(error: LockError): void {
-    this.owner.attemptFailed(this);
+    this.context.attemptSettled();
     // A store that refused the call before sending it says so (`unsent`).
     if ((error.cause as { unsent?: boolean } | undefined)?.unsent) return;
     const { fullKeys, kind } = this.request;
@@ -54,51 +69,47 @@ export class AttemptCall extends StoreCall<AcquireAttempt, unknown> {
   }
 }
 
+/**
+ * Sends one attempt with the request's own options. `startedAt` may be a little early (the
+ * request's start, for the first attempt), which only shortens the lease counted. `queue`: the
+ * id of the queue it tries for, which the store keeps in the key's line when it is busy.
+ */
+export function sendAttempt(
+  context: EngineContext,
+  refusals: Refusals,
+  request: LockRequest,
+  queue: string | undefined,
+  startedAt: number,
+): AttemptCall {
+  const token = newLockToken();
+  const { fencing } = request.options;
+  const { fullKeys: keys, kind } = request;
+  const lease: AcquireRequest = { keys, token, ttl: leaseTtlOf(request), fencing, queue, kind };
+  // Only a writer that will wait holds readers back (see `marksWriter`).
+  if (marksWriter(request)) {
+    (lease as { patience?: number }).patience = writerPatience(context.config.pollCap);
+  }
+  context.attemptSent();
+  const call = new AttemptCall(context, refusals, request, token, startedAt);
+  call.start(tryAcquire(context.store, lease), startedAt);
+  return call;
+}
+
+/**
+ * A writer that will wait marks the key, holding new readers back, from its first attempt on.
+ * The mark carries its queue's id, so that the queue takes it out of the store when it stops
+ * waiting; a writer that gave up would otherwise hold readers back for its whole patience. Such
+ * a writer therefore always has a queue, and sends its id with every attempt.
+ */
+export function marksWriter({ kind, options }: LockRequest): boolean {
+  return kind.type === 'write' && options.wait > 0;
+}
+
 /** The store's attempt; a store that throws rather than rejects fails the attempt all the same. */
 export function tryAcquire(store: LockStore, lease: AcquireRequest): Promise<AcquireAttempt> {
   try {
     return store.tryAcquire(lease);
   } catch (error) {
     return Promise.reject(error);
-  }
-}
-
-/** A late win as an attempt's outcome: try again at once. */
-const LATE: AttemptOutcome = Object.freeze({ pttl: 0, late: true });
-
-/** True once a grant's lease may be over in the store: it must not be handed to a holder. */
-export function isLate(grant: Grant): boolean {
-  return performance.now() >= grant.expiresAt;
-}
-
-/** A request got no lock because every win it had came back after its lease had ended. */
-export function lateGrantError(request: LockRequest, took: number): LockStoreError {
-  return new LockStoreError(
-    request.label,
-    `the store's answer came ${Math.round(took)} ms after the request, later than the lease of ` +
-      `${leaseTtlOf(request)} ms, so the lock was given back rather than held without a valid lease. ` +
-      'Check the Redis latency, or use a longer `ttl`.',
-  );
-}
-
-/**
- * Wins whose answer came after their lease had ended: nobody may act on them, since another
- * holder may have the keys already. They are given back, and the request tries again; if it
- * gets no lock, its error says why.
- */
-export class LateWins {
-  /** How long the answer to a request's last late win took. */
-  private readonly took = new WeakMap<LockRequest, number>();
-
-  giveBack(context: EngineContext, request: LockRequest, grant: Grant): AttemptOutcome {
-    context.giveBack(request.fullKeys, grant.token, request.kind);
-    this.took.set(request, performance.now() - grant.startedAt);
-    return LATE;
-  }
-
-  /** The error of a request that had a late win and got no lock, if it had one. */
-  errorFor(request: LockRequest): LockStoreError | undefined {
-    const took = this.took.get(request);
-    return took === undefined ? undefined : lateGrantError(request, took);
   }
 }

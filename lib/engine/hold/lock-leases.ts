@@ -4,12 +4,12 @@ import { shutDown, stopWork, type EngineContext } from '../engine-context.js';
 import { HeldLock, type LeaseKeeper } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { renewalTtl } from './watched-lease.js';
-import { emitReleased, ReleaseCall } from './release-call.js';
+import { emitReleased, ReleaseCall } from './held-lock.js';
 import type { LockRequest } from '../request/lock-request.js';
 import { validateLockOptions } from '../request/lock-options.validation.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
 import type { Grant } from '../wait/wait.types.js';
-import { isLate, lateGrantError } from '../acquire/attempt-call.js';
+import { isLate, lateGrantError } from '../acquire/refusals.js';
 import { traceExtend, traceRelease, tracing } from '../lock.events.js';
 import { queueKey, type BusyKeys } from '../acquire/busy-keys.js';
 

@@ -4,16 +4,18 @@ import { canInherit, leaseTtlOf, type LockRequest } from '../request/lock-reques
 import { SILENCE_FLOOR } from '../../policy/wait-policy.js';
 import { MAX_TTL } from '../request/lock-options.validation.js';
 import type { WaitQueue } from './wait-queue.js';
-import type { AttemptOutcome, Grant, Waiter } from './wait.types.js';
+import type { Waiter } from './wait.types.js';
+import type { EngineContext } from '../engine-context.js';
+import type { LockLeases } from '../hold/lock-leases.js';
+import { sendAttempt } from '../acquire/attempt-call.js';
+import type { Refusals } from '../acquire/refusals.js';
 
-/** What a request waiting in a queue asks of the acquirer. */
-export interface WaitingRoom {
-  /** One attempt with the request's own options, in the turn of queue `queueId`. */
-  attempt(request: LockRequest, queueId: string): Promise<AttemptOutcome>;
-  /** The caller's lock for a lease granted to the request. */
-  hold(request: LockRequest, queue: WaitQueue, grant: Grant): Lock;
+/** What a waiter uses: the store, through attempts; the leases, to hold what it wins. */
+export interface WaiterParts {
+  readonly context: EngineContext;
+  readonly leases: LockLeases;
   /** The error for a request that waited in vain: `LockBusyError`, unless its wins came too late. */
-  refusal(request: LockRequest): Error;
+  readonly refusals: Refusals;
 }
 
 /**
@@ -24,7 +26,7 @@ export function waitInQueue(
   request: LockRequest,
   queue: WaitQueue,
   first: boolean,
-  room: WaitingRoom,
+  parts: WaiterParts,
 ): Promise<Lock> {
   const { wait, signal } = request.options;
   return new Promise<Lock>((resolve, reject) => {
@@ -47,11 +49,12 @@ export function waitInQueue(
       // A release sets a successor's lease for an unfenced mutex only.
       successorTtl:
         request.options.fencing || request.kind.type !== 'mutex' ? undefined : leaseTtlOf(request),
-      attempt: (queueId) => room.attempt(request, queueId),
+      attempt: (queueId) =>
+        sendAttempt(parts.context, parts.refusals, request, queueId, performance.now()).promise,
       deliver: (grant) => {
         finish();
         try {
-          resolve(room.hold(request, queue, grant));
+          resolve(parts.leases.hold(request, queue, grant));
         } catch (error) {
           reject(error);
         }
@@ -63,7 +66,10 @@ export function waitInQueue(
     };
     const remaining = request.startedAt + wait - performance.now();
     if (remaining < MAX_TTL) {
-      timer = setTimeout(() => giveUp(waitRanOut(request, queue, room)), Math.max(1, remaining));
+      timer = setTimeout(
+        () => giveUp(waitRanOut(request, queue, parts.refusals)),
+        Math.max(1, remaining),
+      );
     }
     // The signal may have fired while the first attempt was in flight: no event comes then.
     if (signal?.aborted) return giveUp(signal.reason);
@@ -76,11 +82,11 @@ export function waitInQueue(
  * Busy, unless the store left the queue without an answer for much of the wait, and for longer
  * than any healthy round trip takes (a short wait is mostly one call in flight).
  */
-function waitRanOut(request: LockRequest, queue: WaitQueue, room: WaitingRoom): Error {
+function waitRanOut(request: LockRequest, queue: WaitQueue, refusals: Refusals): Error {
   const silent = queue.silentSince();
   const { wait } = request.options;
   const pending = silent === undefined ? 0 : performance.now() - silent;
-  if (pending < Math.max(wait / 2, SILENCE_FLOOR)) return room.refusal(request);
+  if (pending < Math.max(wait / 2, SILENCE_FLOOR)) return refusals.errorFor(request);
   return new LockStoreError(
     request.label,
     `the store has not answered for ${Math.round(pending)} ms of the wait of ${wait} ms, so this ` +

@@ -1,8 +1,8 @@
 import type { ExtendResult, LeaseExtension } from '../lock-store.interface.js';
-import { clusterSlot } from './cluster-slot.js';
+import { clusterSlot } from './key-slots.js';
 import type { CommandSender, RedisArg } from './command-sender.js';
 import { runScript } from './script-runner.js';
-import { extendOutcome, memberLetter } from './script-replies.js';
+import { extendOutcome, memberLetter } from './script-runner.js';
 import { EXTEND } from './scripts/release.scripts.js';
 
 /**

@@ -28,7 +28,7 @@ import type { PublishCommand } from './scripts/lua-script.js';
 import { GIVE_BACK, LEAVE, RELEASE } from './scripts/release.scripts.js';
 import { notifierFor, type ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
-import { ACQUIRED, attemptOf, heldAs, memberLetter, releaseReport } from './script-replies.js';
+import { ACQUIRED, attemptOf, heldAs, memberLetter, releaseReport } from './script-runner.js';
 import { ACQUIRE_HOLDER, RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
 import {
   corkingSender,
