@@ -35,7 +35,7 @@ export class EngineContext {
   readonly deadlines: CallDeadlines;
   /**
    * Leases may pass to the next waiter here without the store's `tryAcquire`: by a local
-   * hand-off, or by a release that sets a successor's lease.
+   * hand-off, or by a release that sets a successor lease.
    */
   readonly localGrants: boolean;
 
@@ -68,7 +68,7 @@ export class EngineContext {
     return callStore(operation, key, what, this.deadlines, hooks, this.health);
   }
 
-  /** Best-effort release of a lease nobody holds any more (a late or unwanted win). */
+  /** Best-effort release of a lease nobody holds any more (a late or unwanted grant). */
   giveBack(keys: readonly string[], token: string, kind: LockKind = MUTEX): void {
     // A store call like any other, so that shutdown waits for it before closing the store.
     const options = kind === MUTEX ? undefined : { kind };

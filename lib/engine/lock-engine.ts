@@ -42,7 +42,8 @@ export class LockEngine {
 
   constructor(config: LockEngineConfig) {
     this.context = new EngineContext(config);
-    // The keys this process is busy with: the acquirer fills the table, a lone lock's end clears it.
+    // The keys this process is busy with: the acquirer fills the table, an unqueued lock's end
+    // clears it.
     const busyKeys = new BusyKeys<KeyEntry>();
     this.leases = new LockLeases(this.context, busyKeys);
     this.acquirer = new LockAcquirer(this.context, this.leases, busyKeys);

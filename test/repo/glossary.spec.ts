@@ -17,9 +17,8 @@ const PLAIN = new Set(
   signal since size sleep soon started state step stop storage store string subscribe super take
   the tick time timeout timer timing to token took touch transfer try ttl unreachable unsubscribe
   unsubscribes until up values wait waited waiting while whose within may heard fn ran readonly
-  child children down e grow library moved new peek push put remove replace scope top second room`.split(
-    /\s+/,
-  ),
+  child children down e grow library moved new peek push put remove replace scope top second room
+  locally over slow unanswered`.split(/\s+/),
 );
 
 /** Identifiers declared in a file: classes, types, functions, members, constants. */
@@ -46,12 +45,34 @@ function forms(word: string): string[] {
   return bases.flatMap((base) => [base, `${base}e`]);
 }
 
-function glossaryTerms(): Set<string> {
+/** The glossary: the doc's last section, in two parts (the field's words, and the coined ones). */
+function glossary(): string {
   const doc = readFileSync('docs/ARCHITECTURE.md', 'utf8');
-  const glossary = doc.slice(doc.indexOf('## Glossary'));
-  const spans = [...glossary.matchAll(/\*\*([^*]+)\*\*|`([^`]+)`/g)].map((m) => m[1] ?? m[2]);
+  return doc.slice(doc.indexOf('## Glossary'));
+}
+
+/** One part of `text`, from its heading to the next heading. */
+function part(text: string, heading: string): string {
+  const start = text.indexOf(`### ${heading}`);
+  if (start < 0) throw new Error(`no "### ${heading}" in the glossary`);
+  const body = text.slice(start + heading.length + 4);
+  const end = body.search(/^#{1,3} /m);
+  return end < 0 ? body : body.slice(0, end);
+}
+
+/** Every term a part puts in bold: its entries and the sub-terms inside them. */
+function boldTerms(text: string): string[] {
+  return [...text.matchAll(/\*\*([^*]+)\*\*/g)].map((m) => m[1]);
+}
+
+/** Words defined anywhere in the glossary, in bold or in code, in either part. */
+function glossaryTerms(): Set<string> {
+  const spans = [...glossary().matchAll(/\*\*([^*]+)\*\*|`([^`]+)`/g)].map((m) => m[1] ?? m[2]);
   return new Set(spans.flatMap((span) => span.split(/[^A-Za-z]+/).flatMap(words)).flatMap(forms));
 }
+
+/** Issue 29's target: a newcomer learns at most this many words the project made up. */
+const MOST_COINED = 20;
 
 describe("docs/ARCHITECTURE.md's glossary", () => {
   it('defines every coined word of the identifiers about waiting and hand-off', () => {
@@ -77,16 +98,31 @@ describe("docs/ARCHITECTURE.md's glossary", () => {
           .flatMap((file) => identifiers(readFileSync(join(folder, file), 'utf8')).flatMap(words)),
       ),
     );
-    for (const coined of [
-      'heir',
-      'successor',
-      'lone',
-      'passes',
-      'inherited',
-      'contested',
-      'turn',
-    ]) {
-      expect(used).toContain(coined);
+    for (const word of ['successor', 'unqueued', 'others', 'handoffs', 'outside', 'turn']) {
+      expect(used).toContain(word);
     }
+  });
+
+  it(`coins at most ${MOST_COINED} terms, counting every bold term of its coined part`, () => {
+    const coined = boldTerms(part(glossary(), 'Words this project coins'));
+    expect(coined.length).toBeGreaterThan(0);
+    expect(coined.length).toBeLessThanOrEqual(MOST_COINED);
+    // The field's words are defined in a part of their own, so both parts must be there.
+    expect(boldTerms(part(glossary(), 'Words of the field')).length).toBeGreaterThan(0);
+  });
+
+  it('counts the bold terms of one part, sub-terms included, up to the next heading', () => {
+    const sample = [
+      '### Words of the field',
+      '- **Lease**: a key with a **ttl**.',
+      '### Words this project coins',
+      '- **Hand-off cap** (`x`): see **turn grace**.',
+      '- **Unqueued**.',
+      '## After',
+      '- **Other**',
+    ].join('\n');
+    const coined = boldTerms(part(sample, 'Words this project coins'));
+    expect(coined).toEqual(['Hand-off cap', 'turn grace', 'Unqueued']);
+    expect(boldTerms(part(sample, 'Words of the field'))).toEqual(['Lease', 'ttl']);
   });
 });

@@ -14,19 +14,19 @@ import {
 } from '../request/lock-request.js';
 import { StoreCall } from '../store-calls/store-call.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
-import type { AttemptOutcome } from '../wait/wait.types.js';
-import { isLate, type Refusals } from './refusals.js';
+import type { AttemptOutcome, Grant } from '../wait/wait.types.js';
+import type { Refusals } from './refusals.js';
 
 /**
  * One acquire attempt in flight. Its promise settles with the attempt's outcome, read in the
- * step the answer arrives: a grant (a win still within its lease), the holder's remaining lease,
- * or at once again after a late win (given back); a kind conflict rejects.
+ * step the answer arrives: a grant (still within its lease), the holder's remaining lease, or
+ * at once again after a late grant (given back); a kind conflict rejects.
  */
 export class AttemptCall extends StoreCall<AcquireAttempt, AttemptOutcome> {
   /** The queue of a first attempt, made outside it (nobody here held, waited or tried). */
-  firstIn?: WaitQueue;
-  /** The id of the keys of a first attempt made without a queue, while it has none. */
-  lone?: string;
+  outsideQueue?: WaitQueue;
+  /** The busy keys entry of an unqueued first attempt, while it has no queue. */
+  busyKey?: string;
 
   constructor(
     private readonly context: EngineContext,
@@ -45,7 +45,7 @@ export class AttemptCall extends StoreCall<AcquireAttempt, AttemptOutcome> {
     if (attempt.acquired) {
       const expiresAt = context.leaseEnd(startedAt, leaseTtlOf(request));
       const grant = { token, fences: attempt.fences, startedAt, expiresAt };
-      return isLate(grant) ? refusals.lateWin(request, grant) : { grant };
+      return isLate(grant) ? refusals.lateGrant(request, grant) : { grant };
     }
     if (attempt.conflict !== undefined) {
       throw kindConflict(request.label, request.kind, attempt.conflict);
@@ -112,4 +112,9 @@ export function tryAcquire(store: LockStore, lease: AcquireRequest): Promise<Acq
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** True once a grant's lease may be over in the store: it must not be handed to a holder. */
+export function isLate(grant: Grant): boolean {
+  return performance.now() >= grant.expiresAt;
 }

@@ -53,7 +53,7 @@ export class LockAcquirer {
     if (!entry) {
       return marksWriter(request)
         ? this.tryFirst(request, this.createQueue(request))
-        : this.tryAlone(request, id);
+        : this.tryUnqueued(request, id);
     }
     const queue = entry instanceof WaitQueue ? entry : this.queueBehind(entry, request);
     if (wait === 0 && queue.full) return Promise.reject(this.refusals.errorFor(request));
@@ -65,23 +65,23 @@ export class LockAcquirer {
    * The first attempt on keys nobody here wants: no queue unless a second request comes. The
    * answer becomes the caller's lock in the step it arrives.
    */
-  private tryAlone(request: LockRequest, id: string): Promise<Lock> {
+  private tryUnqueued(request: LockRequest, id: string): Promise<Lock> {
     const call = sendAttempt(this.context, this.refusals, request, undefined, request.startedAt);
-    call.lone = id;
+    call.busyKey = id;
     this.busyKeys.set(id, call);
     return this.afterAttempt(call);
   }
 
   /**
    * A first attempt's outcome, as it arrives: the caller's lock, or a place in the queue. The
-   * queue is read then, since a second request may have given a lone attempt one meanwhile.
+   * queue is read then, since a second request may have given an unqueued attempt one meanwhile.
    */
   private afterAttempt(call: AttemptCall): Promise<Lock> {
     return call.promise.then(
       (outcome) =>
-        call.firstIn
-          ? this.afterFirstAttempt(call.request, call.firstIn, outcome)
-          : this.afterLoneAttempt(call, call.lone!, outcome),
+        call.outsideQueue
+          ? this.afterFirstAttempt(call.request, call.outsideQueue, outcome)
+          : this.afterUnqueuedAttempt(call, call.busyKey!, outcome),
       (error: unknown) => {
         this.attemptLeft(call);
         throw error;
@@ -89,15 +89,15 @@ export class LockAcquirer {
     );
   }
 
-  /** A second request for keys a lone attempt or lock has: the queue they would have had. */
-  private queueBehind(lone: AttemptCall | HeldLock, request: LockRequest): WaitQueue {
+  /** A second request for keys an unqueued attempt or lock has: the queue they would have had. */
+  private queueBehind(unqueued: AttemptCall | HeldLock, request: LockRequest): WaitQueue {
     const queue = this.createQueue(request);
-    if (lone instanceof HeldLock) {
-      lone.queue = queue;
+    if (unqueued instanceof HeldLock) {
+      unqueued.queue = queue;
       queue.holderJoined();
     } else {
-      lone.lone = undefined;
-      this.goFirstIn(lone, queue);
+      unqueued.busyKey = undefined;
+      this.countOutside(unqueued, queue);
     }
     return queue;
   }
@@ -107,17 +107,21 @@ export class LockAcquirer {
     const marking = marksWriter(request) ? queue.id : undefined;
     const call = sendAttempt(this.context, this.refusals, request, marking, request.startedAt);
     // Set before any answer can arrive: answers come in a later tick.
-    this.goFirstIn(call, queue);
+    this.countOutside(call, queue);
     return this.afterAttempt(call);
   }
 
-  private goFirstIn(call: AttemptCall, queue: WaitQueue): void {
+  /** `queue` counts `call` as an attempt in flight outside it. */
+  private countOutside(call: AttemptCall, queue: WaitQueue): void {
     queue.beginOutsideAttempt(call.startedAt);
-    call.firstIn = queue;
+    call.outsideQueue = queue;
   }
 
-  /** A lone attempt's lock, also lone; a busy key gets a queue to wait in, as a first attempt. */
-  private afterLoneAttempt(
+  /**
+   * An unqueued attempt's lock, also unqueued; a busy key gets a queue to wait in, as a first
+   * attempt.
+   */
+  private afterUnqueuedAttempt(
     call: AttemptCall,
     id: string,
     outcome: AttemptOutcome,
@@ -125,7 +129,7 @@ export class LockAcquirer {
     const { request } = call;
     if ('pttl' in outcome) {
       const queue = this.createQueue(request);
-      this.goFirstIn(call, queue);
+      this.countOutside(call, queue);
       return this.afterFirstAttempt(request, queue, outcome);
     }
     try {
@@ -176,8 +180,8 @@ export class LockAcquirer {
 
   /** An attempt that gave no lock and no place in line leaves the keys' bookkeeping. */
   private attemptLeft(call: AttemptCall): void {
-    call.firstIn?.endOutsideAttempt(false);
-    if (call.lone !== undefined) this.busyKeys.deleteIf(call.lone, call);
+    call.outsideQueue?.endOutsideAttempt(false);
+    if (call.busyKey !== undefined) this.busyKeys.deleteIf(call.busyKey, call);
   }
 
   private createQueue(request: LockRequest): WaitQueue {

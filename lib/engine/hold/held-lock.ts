@@ -12,7 +12,7 @@ import type { EngineContext } from '../engine-context.js';
 import { newLockToken, type LockRequest } from '../request/lock-request.js';
 import { StoreCall } from '../store-calls/store-call.js';
 import type { Grant, Waiter } from '../wait/wait.types.js';
-import { isLate } from '../acquire/refusals.js';
+import { isLate } from '../acquire/attempt-call.js';
 
 /** What a held lock asks of the engine that created it. */
 export interface LeaseKeeper {
@@ -142,20 +142,21 @@ export class HeldLock implements Lock, WatchedLease {
   }
 }
 
-/** A lease a release sets for the next waiter here, in the same call. */
+/** A successor lease: the lease a release sets for the next waiter here, in the same call. */
 export type Successor = NonNullable<ReleaseOptions['successor']>;
 
 /**
  * One release in flight. When this process still wants the key, it keeps the process's place
- * in the store's line, or hands the key straight to the next waiter here (its heir).
+ * in the store's line, or hands the key straight to the next waiter here (its successor).
  */
 export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   /** The queue's id, if it still waits: it keeps its place in the store's line. */
   readonly requeue?: string;
   /** The waiter the release may hand the key to, with the lease set for it. */
-  readonly heir?: Waiter;
+  readonly successorWaiter?: Waiter;
+  /** The successor lease the release sets for it. */
   readonly successor?: Successor;
-  /** When the release was sent, if it sets a successor's lease (which counts from then). */
+  /** When the release was sent, if it sets a successor lease (which counts from then). */
   readonly sentAt?: number;
 
   constructor(
@@ -166,10 +167,11 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   ) {
     super(context.deadlines, lock.key, 'release', context.health);
     if (queue?.waiting) this.requeue = queue.id;
-    this.heir = lock.fullKeys.length === 1 && context.localGrants ? queue?.heir() : undefined;
-    if (this.heir) {
-      this.successor = { token: newLockToken(), ttl: this.heir.successorTtl! };
-      // A successor's lease counts from before the send; a deadline may count from just after.
+    this.successorWaiter =
+      lock.fullKeys.length === 1 && context.localGrants ? queue?.successorWaiter() : undefined;
+    if (this.successorWaiter) {
+      this.successor = { token: newLockToken(), ttl: this.successorWaiter.successorTtl! };
+      // A successor lease counts from before the send; a deadline may count from just after.
       this.sentAt = performance.now();
     }
   }
@@ -182,29 +184,32 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
     return requeue === undefined && !successor ? undefined : { requeue, successor };
   }
 
-  /** The answer, in the step it arrives: the queue hears what the store said, and the heir gets its lease. */
+  /**
+   * The answer, in the step it arrives: the queue hears what the store said, and the successor
+   * gets its lease.
+   */
   protected override map(report: ReleaseReport): ReleaseResult {
-    const { context, lock, queue, heir, successor, sentAt } = this;
+    const { context, lock, queue, successorWaiter, successor, sentAt } = this;
     queue?.noteRelease(report.waitersElsewhere, this.requeue !== undefined);
     emitReleased(context, lock, report.result);
-    if (heir) {
-      // The lease set for the heir counts from when the release was sent.
+    if (successorWaiter) {
+      // The lease set for the successor counts from when the release was sent.
       const expiresAt = context.leaseEnd(sentAt!, successor!.ttl);
       let grant: Grant | undefined = report.succeeded
         ? { token: successor!.token, startedAt: sentAt!, expiresAt }
         : undefined;
       if (grant && isLate(grant)) {
-        // Set too long ago to hold: the heir tries for a lease of its own instead.
+        // Set too long ago to hold: the successor tries for a lease of its own instead.
         context.giveBack(lock.fullKeys, grant.token);
         grant = undefined;
       }
-      queue!.heirAnswered(heir, grant);
+      queue!.successorAnswered(successorWaiter, grant);
     }
     return report.result;
   }
 
   protected override onFailure(): void {
-    if (this.heir) this.queue!.heirAnswered(this.heir, undefined);
+    if (this.successorWaiter) this.queue!.successorAnswered(this.successorWaiter, undefined);
   }
 
   protected override lateAnswer(late: ReleaseReport): void {

@@ -228,7 +228,7 @@ describe('LeaseWatchdog calls in flight', () => {
     expect(new Set(lost.map(([, reason]) => reason))).toEqual(new Set(['unreachable']));
   });
 
-  it('renews the new holder of a lease handed on while its renewal was out', async () => {
+  it('renews the new holder of a lease handed off while its renewal was out', async () => {
     const from = lease('hot');
     watchdog.add(from);
     await jest.advanceTimersByTimeAsync(1_000);

@@ -102,7 +102,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   extended(lease: WatchedLease, sent: number, sentAt: number, ttl: number): void {
     const entry = lease.watch;
     if (!entry) return;
-    // Capped like a new lock's, for a lease handed on to a holder with an earlier `maxHold`.
+    // Capped like a new lock's, for a lease handed off to a holder with an earlier `maxHold`.
     const end = Math.min(this.hooks.leaseEnd(sentAt, ttl), lease.holdUntil);
     lease.expiresAt = sent === entry.sent ? end : Math.min(lease.expiresAt, end);
     entry.unreachable = false;

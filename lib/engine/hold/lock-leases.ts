@@ -9,7 +9,8 @@ import type { LockRequest } from '../request/lock-request.js';
 import { validateLockOptions } from '../request/lock-options.validation.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
 import type { Grant } from '../wait/wait.types.js';
-import { isLate, lateGrantError } from '../acquire/refusals.js';
+import { isLate } from '../acquire/attempt-call.js';
+import { lateGrantError } from '../acquire/refusals.js';
 import { traceExtend, traceRelease, tracing } from '../lock.events.js';
 import { queueKey, type BusyKeys } from '../acquire/busy-keys.js';
 
@@ -91,18 +92,18 @@ export class LockLeases implements LeaseKeeper {
       if (keep >= 1) return this.keepForMinHold(lock, keep);
     }
     const queue = lock.ended ? undefined : lock.queue;
-    if (this.passOn(lock, queue)) return RELEASED;
-    if (queue?.handingOn && !queue.waiting) return this.releaseAfterATick(lock, queue);
+    if (this.handOffLocally(lock, queue)) return RELEASED;
+    if (queue?.handedOff && !queue.waiting) return this.releaseAfterATick(lock, queue);
     return this.releaseInStore(lock, queue);
   }
 
   /**
    * A key hot in this process: the next request for it is often a tick away (the caller that
-   * just handed it on, looping). Give it that tick before giving the key up.
+   * just handed it off, looping). Give it that tick before giving the key up.
    */
   private async releaseAfterATick(lock: HeldLock, queue: WaitQueue): Promise<ReleaseResult> {
     await new Promise((resolve) => setImmediate(resolve));
-    if (this.passOn(lock, queue)) return 'released';
+    if (this.handOffLocally(lock, queue)) return 'released';
     return this.releaseInStore(lock, queue);
   }
 
@@ -133,15 +134,15 @@ export class LockLeases implements LeaseKeeper {
    * Hands the lease straight to the next waiter in this process when it can take it: the key
    * stays set in the store under the same token, so the hand-off costs no round trip.
    */
-  private passOn(lock: HeldLock, queue: WaitQueue | undefined): boolean {
+  private handOffLocally(lock: HeldLock, queue: WaitQueue | undefined): boolean {
     if (!queue?.waiting || this.context.closed || !lock.isHeld) return false;
     const now = performance.now();
     const grant = { token: lock.token, startedAt: now, expiresAt: lock.expiresAt, from: lock };
-    const next = queue.localTaker(grant);
+    const next = queue.nextLocalHolder(grant);
     if (!next || !lock.markReleased()) return false;
     // The watchdog entry moves to the new holder in `hold`.
     emitReleased(this.context, lock, 'released');
-    queue.passTo(next, grant);
+    queue.handOffTo(next, grant);
     return true;
   }
 

@@ -1,7 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
-import { mayInherit } from '../../policy/wait-policy.js';
+import { mayTakeOver } from '../../policy/wait-policy.js';
 import type { Grant } from '../wait/wait.types.js';
 import type { LockOptions, ResolvedLockOptions } from './lock-options.interface.js';
 import { describe, lockOptionsProblem, resolveLockOptions } from './lock-options.validation.js';
@@ -48,9 +48,9 @@ export function prepareLockRequest(
   };
 }
 
-/** Whether the request may take over `grant`, a lease another holder here won (see `mayInherit`). */
-export function canInherit(request: LockRequest, grant: Grant): boolean {
-  return mayInherit(request.options, leaseTtlOf(request), grant.expiresAt - performance.now());
+/** Whether the request may take over `grant`, a lease another holder here won (`mayTakeOver`). */
+export function canTakeOver(request: LockRequest, grant: Grant): boolean {
+  return mayTakeOver(request.options, leaseTtlOf(request), grant.expiresAt - performance.now());
 }
 
 /** The lease asked of the store: never longer than `maxHold`. */

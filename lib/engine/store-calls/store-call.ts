@@ -55,7 +55,7 @@ export abstract class StoreCall<T, R> extends TimedCall {
   /** Bookkeeping on failure, before the caller hears of it. */
   protected onFailure(_error: LockError): void {}
 
-  /** The answer of a call that had timed out, so that a late win can be given back. */
+  /** The answer of a call that had timed out, so that a grant answered late can be given back. */
   protected lateAnswer(_result: T): void {}
 
   private answered(result: T): void {

@@ -1,8 +1,8 @@
 import { holdersPerProcess, newLockToken, type LockRequest } from '../request/lock-request.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
-import { HandOn } from './hand-on.js';
+import { LocalHandoffs } from './local-handoffs.js';
 import { queueKey } from '../acquire/busy-keys.js';
-import { StoreSilence } from './store-silence.js';
+import { PendingCalls } from './pending-calls.js';
 import type { QueueDriver, Waiter } from './wait.types.js';
 import { WakeLatch } from './wake-latch.js';
 
@@ -18,8 +18,8 @@ export abstract class QueueState {
   protected holders = 0;
   protected running = false;
   protected unsubscribe?: () => void;
-  protected readonly silence = new StoreSilence();
-  protected readonly handOn: HandOn;
+  protected readonly pending = new PendingCalls();
+  protected readonly handoffs: LocalHandoffs;
   /** The head's last attempt failed, so the store may have this queue in its turn list. */
   protected inLine = false;
   /** This queue's entry in the busy keys table (see `queueKey`). */
@@ -41,7 +41,7 @@ export abstract class QueueState {
     this.label = label;
     this.kind = kind;
     this.capacity = holdersPerProcess(kind);
-    this.handOn = new HandOn(driver.localHandoffs, this.capacity);
+    this.handoffs = new LocalHandoffs(driver.localHandoffs, this.capacity);
   }
 
   /** Names this queue in the store's turn list and in notifications of whose turn it is. */
@@ -52,7 +52,7 @@ export abstract class QueueState {
 
   /** True when an attempt may skip the queue: nobody here holds, waits or tries. */
   get free(): boolean {
-    return this.holders === 0 && this.silence.outside === 0 && this.waiters.length === 0;
+    return this.holders === 0 && this.pending.outside === 0 && this.waiters.length === 0;
   }
 
   /** True when this process holds as many locks of the queue as it may. */
@@ -60,9 +60,9 @@ export abstract class QueueState {
     return this.holders >= this.capacity;
   }
 
-  /** The lock held here came from another holder here (see `HandOn`). */
-  get handingOn(): boolean {
-    return this.handOn.handingOn;
+  /** The lock held here was handed off by another holder here (see `LocalHandoffs`). */
+  get handedOff(): boolean {
+    return this.handoffs.handedOff;
   }
 
   /** True while some waiter here still wants the lock. */

@@ -10,13 +10,13 @@ import { fallbackDelay } from '../../policy/wait-policy.js';
 export class WaitQueue extends QueueState {
   /** An attempt sent at `sentAt` outside the queue. */
   beginOutsideAttempt(sentAt = performance.now()): void {
-    this.silence.beginOutside(sentAt);
+    this.pending.beginOutside(sentAt);
   }
 
   /** `wake`: let the head try now (not when the key just went to another process's turn). */
   endOutsideAttempt(acquired: boolean, wake = true): void {
-    this.silence.endOutside();
-    if (acquired) this.won();
+    this.pending.endOutside();
+    if (acquired) this.addHolder();
     if (wake) this.latch.notify();
     this.settleIfIdle();
   }
@@ -28,7 +28,7 @@ export class WaitQueue extends QueueState {
 
   /** A lock taken before this queue existed now counts as held here (see `LockAcquirer`). */
   holderJoined(): void {
-    this.won();
+    this.addHolder();
   }
 
   /** Queues a waiter; `first` puts it ahead of those that arrived while it was trying. */
@@ -48,31 +48,32 @@ export class WaitQueue extends QueueState {
   /**
    * A lock of this queue held here was released or lost. After a release, the next waiter here
    * normally tries at once (its attempt rides right behind the release). When other processes
-   * were waiting last time, it waits for the release notification like they do instead, so the
-   * lock does not stay inside this process for as long as it has waiters.
+   * were waiting last time (`othersWaiting`), it waits for the release notification like they do
+   * instead, so the lock does not stay inside this process for as long as it has waiters.
    */
   holderLeft(released: boolean): void {
     this.holders--;
-    if (!(released && this.handOn.contested && this.unsubscribe)) this.latch.notify();
+    if (!(released && this.handoffs.othersWaiting && this.unsubscribe)) this.latch.notify();
     this.settleIfIdle();
   }
 
   /**
    * The waiter that may take a lock released here without a store round trip: the head, if it
-   * can inherit the lease and the lock may pass once more here (`HandOn.mayPass`).
+   * can take the lease over and the lock may be handed off once more here
+   * (`LocalHandoffs.mayHandOff`).
    */
-  localTaker(grant: Grant): Waiter | undefined {
+  nextLocalHolder(grant: Grant): Waiter | undefined {
     const head = this.waiters[0];
-    // A reader waits only for a writer, which must not find the key passed among readers here.
+    // A reader waits only for a writer, which must not find the key handed among readers here.
     if (!head || this.kind.type === 'read') return;
-    if (!this.handOn.mayPass(this.holders) || !head.canInherit(grant)) return;
+    if (!this.handoffs.mayHandOff(this.holders) || !head.canTakeOver(grant)) return;
     return head;
   }
 
-  /** Gives a released holder's lease to `waiter` (from `localTaker`); the holder count stays. */
-  passTo(waiter: Waiter, grant: Grant): void {
+  /** Hands a released holder's lease to `waiter` (from `nextLocalHolder`): holders unchanged. */
+  handOffTo(waiter: Waiter, grant: Grant): void {
     this.waiters.shift();
-    this.handOn.passes++;
+    this.handoffs.count++;
     // The run loop sleeps while the lock is held here; let it notice an empty queue and end.
     if (this.waiters.length === 0) this.latch.notify();
     waiter.deliver(grant);
@@ -80,10 +81,10 @@ export class WaitQueue extends QueueState {
 
   /**
    * The head, if a release about to be sent may hand it the key in the same call (see
-   * `ReleaseOptions.successor`). Until `heirAnswered`, it counts as an attempt in flight, so
-   * the head does not also try on its own.
+   * `ReleaseOptions.successor`). Until `successorAnswered`, it counts as an attempt in flight,
+   * so the head does not also try on its own.
    */
-  heir(): Waiter | undefined {
+  successorWaiter(): Waiter | undefined {
     const head = this.waiters[0];
     if (head?.successorTtl === undefined) return undefined;
     this.beginOutsideAttempt();
@@ -91,12 +92,12 @@ export class WaitQueue extends QueueState {
   }
 
   /**
-   * The release answered: `grant` when the heir now holds the key. After a release that gave
-   * the key to another process's turn (see `noteRelease`), the head waits to be called.
+   * The release answered: `grant` when the successor now holds the key. After a release that
+   * gave the key to another process's turn (see `noteRelease`), the head waits to be called.
    */
-  heirAnswered(heir: Waiter, grant: Grant | undefined): void {
-    if (grant) this.hand(heir, grant, true);
-    this.endOutsideAttempt(false, !this.handOn.contested);
+  successorAnswered(successor: Waiter, grant: Grant | undefined): void {
+    if (grant) this.hand(successor, grant, true);
+    this.endOutsideAttempt(false, !this.handoffs.othersWaiting);
   }
 
   /**
@@ -104,7 +105,7 @@ export class WaitQueue extends QueueState {
    * nobody else waited after all, the next waiter here tries now instead of waiting for a wake-up.
    */
   noteRelease(waitersElsewhere: boolean, requeued: boolean): void {
-    this.handOn.contested = waitersElsewhere;
+    this.handoffs.othersWaiting = waitersElsewhere;
     if (!waitersElsewhere) this.latch.notify();
     else if (requeued) this.backInLine();
   }
@@ -132,7 +133,7 @@ export class WaitQueue extends QueueState {
     this.driver.waiting(1);
     try {
       while (this.waiters.length > 0) {
-        if (this.full || this.silence.outside > 0) {
+        if (this.full || this.pending.outside > 0) {
           // Listen already: a release here may hand this queue's turn to another process, and
           // the call back to this queue must not go unheard.
           if (!this.unsubscribe && !(await this.listen())) continue;
@@ -160,8 +161,8 @@ export class WaitQueue extends QueueState {
    * wait runs out while the store has not answered for that long was kept waiting by the store,
    * not by a holder.
    */
-  silentSince(): number | undefined {
-    return this.silence.since();
+  unansweredSince(): number | undefined {
+    return this.pending.since();
   }
 
   /** Subscribes first (so no release between attempt and sleep is missed), then tries. */
@@ -181,13 +182,13 @@ export class WaitQueue extends QueueState {
   }
 
   /**
-   * One store call the whole queue waits on, timed for `silentSince`. A failure fails every
+   * One store call the whole queue waits on, timed for `unansweredSince`. A failure fails every
    * waiter here at once (the store is failing for all of them, not just the head) rather than
    * making each wait for its own timeout in turn; it then resolves `undefined`.
    */
   private async storeStep<T>(call: () => Promise<T>): Promise<T | undefined> {
     try {
-      return await this.silence.timing(call);
+      return await this.pending.timing(call);
     } catch (error) {
       this.failAll(error);
       return undefined;
@@ -202,17 +203,17 @@ export class WaitQueue extends QueueState {
   }
 
   /** The grant was won with the head's options (ttl, fencing), so only the head may take it. */
-  private hand(head: Waiter, grant: Grant, inherited = false): void {
+  private hand(head: Waiter, grant: Grant, successorLease = false): void {
     if (this.waiters[0] !== head) return this.driver.discard(this, grant);
     this.waiters.shift();
-    this.won(inherited);
+    this.addHolder(successorLease);
     head.deliver(grant);
   }
 
-  /** A lock came from the store, or (`inherited`) from a release here that set it. */
-  private won(inherited = false): void {
+  /** A lock came from the store, or (`successorLease`) from a release here that set it. */
+  private addHolder(successorLease = false): void {
     this.holders++;
-    this.handOn.restart(inherited);
+    this.handoffs.restart(successorLease);
   }
 
   /**

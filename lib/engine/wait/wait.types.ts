@@ -11,7 +11,7 @@ export interface Grant {
   readonly startedAt: number;
   /** Local deadline of the lease: surely over in the store by then. */
   readonly expiresAt: number;
-  /** The held lease this grant takes over, when handed on inside this process. */
+  /** The held lease this grant takes over, when handed off inside this process. */
   readonly from?: WatchedLease;
 }
 
@@ -24,8 +24,8 @@ export type AttemptOutcome =
 
 export interface Waiter {
   readonly settled: boolean;
-  /** True if this waiter may take over a lease won by another holder here (see `passTo`). */
-  canInherit(grant: Grant): boolean;
+  /** True if this waiter may take over a lease won by another holder here (see `handOffTo`). */
+  canTakeOver(grant: Grant): boolean;
   /** The lease in ms a release may set for this waiter directly; none for a fenced lock. */
   readonly successorTtl?: number;
   /** One attempt with this waiter's own options, for queue `queueId`; made only while it is the head. */
@@ -52,7 +52,7 @@ export interface QueueDriver {
   pollCapOf(queue: WaitQueue): number;
   /** Counts the queues that wait (`1` when one starts, `-1` when it ends). */
   waiting(change: 1 | -1): void;
-  /** Most hand-offs in a row that keep a lock inside this process (see `localTaker`). */
+  /** Most hand-offs in a row that keep a lock inside this process (see `nextLocalHolder`). */
   readonly localHandoffs: number;
   /** How long the store keeps a key for a process whose turn it is, if it keeps turns. */
   readonly turnGrace?: number;

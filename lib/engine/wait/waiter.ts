@@ -1,7 +1,7 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
 import type { Lock } from '../lock.interface.js';
-import { canInherit, leaseTtlOf, type LockRequest } from '../request/lock-request.js';
-import { SILENCE_FLOOR } from '../../policy/wait-policy.js';
+import { canTakeOver, leaseTtlOf, type LockRequest } from '../request/lock-request.js';
+import { SLOW_STORE_MS } from '../../policy/wait-policy.js';
 import { MAX_TTL } from '../request/lock-options.validation.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Waiter } from './wait.types.js';
@@ -14,7 +14,7 @@ import type { Refusals } from '../acquire/refusals.js';
 export interface WaiterParts {
   readonly context: EngineContext;
   readonly leases: LockLeases;
-  /** The error for a request that waited in vain: `LockBusyError`, unless its wins came too late. */
+  /** The error for a request that waited in vain: `LockBusyError`, unless its grants came too late. */
   readonly refusals: Refusals;
 }
 
@@ -45,8 +45,8 @@ export function waitInQueue(
     const onAbort = (): void => giveUp(signal!.reason);
     const waiter: Waiter & { settled: boolean } = {
       settled: false,
-      canInherit: (grant) => canInherit(request, grant),
-      // A release sets a successor's lease for an unfenced mutex only.
+      canTakeOver: (grant) => canTakeOver(request, grant),
+      // A release sets a successor lease for an unfenced mutex only.
       successorTtl:
         request.options.fencing || request.kind.type !== 'mutex' ? undefined : leaseTtlOf(request),
       attempt: (queueId) =>
@@ -83,10 +83,10 @@ export function waitInQueue(
  * than any healthy round trip takes (a short wait is mostly one call in flight).
  */
 function waitRanOut(request: LockRequest, queue: WaitQueue, refusals: Refusals): Error {
-  const silent = queue.silentSince();
+  const unanswered = queue.unansweredSince();
   const { wait } = request.options;
-  const pending = silent === undefined ? 0 : performance.now() - silent;
-  if (pending < Math.max(wait / 2, SILENCE_FLOOR)) return refusals.errorFor(request);
+  const pending = unanswered === undefined ? 0 : performance.now() - unanswered;
+  if (pending < Math.max(wait / 2, SLOW_STORE_MS)) return refusals.errorFor(request);
   return new LockStoreError(
     request.label,
     `the store has not answered for ${Math.round(pending)} ms of the wait of ${wait} ms, so this ` +

@@ -1,9 +1,10 @@
 /**
  * When the store calls a queue is blocked on were sent: the head's call, and the oldest attempt
- * made outside the queue. A waiter whose wait runs out while the store has not answered for long
- * was kept waiting by the store, not by a holder (see `waitRanOut` in waiter.ts).
+ * made outside the queue. A waiter whose wait runs out while the store has left a call
+ * unanswered for long was kept waiting by the store, not by a holder (see `waitRanOut` in
+ * waiter.ts).
  */
-export class StoreSilence {
+export class PendingCalls {
   /** Attempts made outside the queue (the uncontended fast path) still in flight. */
   outside = 0;
   private headSince?: number;
