@@ -3,7 +3,7 @@ import type { LockKind, LockStore } from '../stores/lock-store.interface.js';
 import { MUTEX } from './request/lock-request.js';
 import { LockShutdownError, type LockError } from '../errors/lock.errors.js';
 import { LockEventBus, type LockEvent, type StoreEvent } from './lock.events.js';
-import { CallDeadlines } from './store-calls/call-deadlines.js';
+import { CallDeadlines } from './store-calls/store-call.js';
 import { callStore, type CallHooks, type StoreOperation } from './store-calls/store-call.js';
 import { inLibraryScope } from '../stores/library-scope.js';
 

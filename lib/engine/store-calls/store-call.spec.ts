@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { CallDeadlines, TimedCall } from './call-deadlines.js';
+import { CallDeadlines, TimedCall } from './store-call.js';
 
 /** A call that runs `onExpire` when its deadline passes. */
 class NotedCall extends TimedCall {
