@@ -36,6 +36,11 @@ async function clusterState(client: Cluster, timeout: number): Promise<ClusterSt
 
 /** `unknown` when CONFIG is refused (managed Redis, an ACL user without `+config`) or late. */
 async function maxmemoryPolicy(client: Redis | Cluster, timeout: number): Promise<string> {
-  const reply = await timed(client.config('GET', 'maxmemory-policy') as Promise<string[]>, timeout);
-  return (reply.ok ? reply.value[1] : undefined) ?? 'unknown';
+  const reply = await timed(evictionPolicyOf(client), timeout);
+  return (reply.ok ? reply.value : undefined) ?? 'unknown';
+}
+
+/** The server's `maxmemory-policy` (CONFIG GET); rejects where CONFIG is refused. */
+export async function evictionPolicyOf(client: Redis | Cluster): Promise<string | undefined> {
+  return ((await client.config('GET', 'maxmemory-policy')) as string[])[1];
 }

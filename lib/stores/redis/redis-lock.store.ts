@@ -17,7 +17,7 @@ import type {
 import { closeConnection } from './close-connection.js';
 import { ConnectionState } from './connection-state.js';
 import { endpointOf } from './endpoint.js';
-import { redisHealth } from './redis-health.js';
+import { evictionPolicyOf, redisHealth } from './redis-health.js';
 import type { RedisLockStoreOptions } from './redis-lock-store-options.interface.js';
 import { ReplicaWait } from './replica-wait.js';
 import { extendLeases } from './lease-renewal.js';
@@ -236,9 +236,7 @@ export class RedisLockStore implements LockStore {
 
   readonly health = (timeout: number): Promise<StoreHealth> => redisHealth(this.client, timeout);
 
-  async evictionPolicy(): Promise<string | undefined> {
-    return ((await this.client.config('GET', 'maxmemory-policy')) as string[])[1];
-  }
+  readonly evictionPolicy = (): Promise<string | undefined> => evictionPolicyOf(this.client);
 
   async close(): Promise<void> {
     this.connection.dispose();
