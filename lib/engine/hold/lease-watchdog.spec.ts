@@ -228,6 +228,14 @@ describe('LeaseWatchdog calls in flight', () => {
     expect(new Set(lost.map(([, reason]) => reason))).toEqual(new Set(['unreachable']));
   });
 
+  it('ends a lease at maxHold as max-hold, even with its last clipped renewal still out', async () => {
+    watchdog.add({ ...lease('held'), holdUntil: 1_200 });
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(answers).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(lost).toEqual([['held', 'max-hold']]);
+  });
+
   it('renews the new holder of a lease handed off while its renewal was out', async () => {
     const from = lease('hot');
     watchdog.add(from);

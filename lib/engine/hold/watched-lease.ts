@@ -57,9 +57,11 @@ export function extensionOf(lease: WatchedLease, sentAt: number): LeaseExtension
 }
 
 export function lossReason(lease: WatchedLease, entry: WatchEntry, now: number): LockLossReason {
+  // Renewals are clipped to maxHold, so at the hold's end no answer could have kept the lease:
+  // it is max-hold even while the last, clipped renewal is still out.
+  if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';
   // A renewal still unanswered at the deadline is an unreachable store, not a vanished key.
   if (entry.unreachable || entry.renewing) return 'unreachable';
-  if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';
   return 'expired';
 }
 
