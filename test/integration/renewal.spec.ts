@@ -104,6 +104,22 @@ describe('lease renewal', () => {
     expect(await redis.probe.pttl('lock:k')).toBeGreaterThan(9_000);
   });
 
+  it('ends a lost lock once in events$: its release afterwards emits no second end', async () => {
+    const recorder = recordEvents(fixture.engine);
+    const lock = await fixture.engine.acquire('k', { ttl: TTL });
+    const aborted = abortTime(lock.signal);
+    await redis.probe.set('lock:k', 'intruder', 'PX', 10_000);
+    await within('the abort after the overwrite', aborted, 2_000);
+
+    expect(await lock.release()).toBe('stolen');
+    recorder.stop();
+    const ends = recorder.events.filter(
+      (event) => ['released', 'lost', 'expired'].includes(event.type) && event.key === 'k',
+    );
+    expect(ends).toEqual([expect.objectContaining({ type: 'lost', reason: 'stolen' })]);
+    expect(await redis.probe.get('lock:k')).toBe('intruder');
+  });
+
   it('stops renewing at maxHold: the signal aborts with max-hold and the key expires', async () => {
     const maxHold = 1_000;
     const recorder = recordEvents(fixture.engine);

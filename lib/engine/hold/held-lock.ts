@@ -158,6 +158,11 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   readonly successor?: Successor;
   /** When the release was sent, if it sets a successor lease (which counts from then). */
   readonly sentAt?: number;
+  /**
+   * Whether this release ends the lock. A lock already lost (or run out) ended with that event:
+   * its release still clears the key, but a second end in `events$` would count it twice.
+   */
+  private readonly ends: boolean;
 
   constructor(
     private readonly context: EngineContext,
@@ -166,6 +171,7 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
     readonly queue: WaitQueue | undefined,
   ) {
     super(context.deadlines, lock.key, 'release', context.health);
+    this.ends = !lock.ended;
     if (queue?.waiting) this.requeue = queue.id;
     this.successorWaiter =
       lock.fullKeys.length === 1 && context.localGrants ? queue?.successorWaiter() : undefined;
@@ -191,7 +197,7 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   protected override map(report: ReleaseReport): ReleaseResult {
     const { context, lock, queue, successorWaiter, successor, sentAt } = this;
     queue?.noteRelease(report.waitersElsewhere, this.requeue !== undefined);
-    emitReleased(context, lock, report.result);
+    if (this.ends) emitReleased(context, lock, report.result);
     if (successorWaiter) {
       // The lease set for the successor counts from when the release was sent.
       const expiresAt = context.leaseEnd(sentAt!, successor!.ttl);
