@@ -38,6 +38,14 @@ export type LockEvent =
       readonly operation: 'acquire' | 'release' | 'extend' | 'subscribe' | 'ping';
       readonly error: Error;
     }
+  | {
+      /** Shutdown waits for the holders of these keys to release them, `timeout` ms at most. */
+      readonly type: 'shutdown-waiting';
+      readonly key?: undefined;
+      readonly keys: readonly string[];
+      /** ms: `shutdownTimeout`. */
+      readonly timeout: number;
+    }
   | StoreEvent;
 
 /**

@@ -3,8 +3,9 @@ import type { LockEvent } from '../engine/lock.events.js';
 
 /**
  * The lines an operator wants, written to Nest's `Logger` (context `LockModule`) or the module's
- * `logger`: the store going down and coming back (once each), a risky eviction policy, and
- * each lost lock. Contention and bad keys are expected outcomes, and are not logged.
+ * `logger`: the store going down and coming back (once each), a risky eviction policy, each
+ * lost lock, and the locks shutdown waits for. Contention and bad keys are expected outcomes,
+ * and are not logged.
  */
 export function lockLog(logger: LoggerService | false | undefined): (event: LockEvent) => void {
   if (logger === false) return () => undefined;
@@ -26,6 +27,11 @@ export function lockLog(logger: LoggerService | false | undefined): (event: Lock
             "a held lock's key under memory pressure, and another client can then take it. Set " +
             'maxmemory-policy noeviction on the Redis that holds locks.',
         );
+      case 'shutdown-waiting':
+        return out.log(
+          `Shutdown waits up to ${event.timeout} ms for ${event.keys.length} held lock(s) to be released: ` +
+            `${listed(event.keys)}.`,
+        );
       case 'lost':
         return out.warn(
           `Lock "${event.key}" was lost while held (${event.reason}), after ${Math.round(event.held)} ms: ` +
@@ -34,6 +40,15 @@ export function lockLog(logger: LoggerService | false | undefined): (event: Lock
     }
   };
 }
+
+/** At most `LISTED_KEYS` keys, quoted, then how many more: one line, however many are held. */
+function listed(keys: readonly string[]): string {
+  const shown = keys.slice(0, LISTED_KEYS).map((key) => `"${key}"`);
+  const more = keys.length - shown.length;
+  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+}
+
+const LISTED_KEYS = 10;
 
 /** `text` as a sentence: with one final period. */
 function sentence(text: string): string {

@@ -25,6 +25,7 @@ import type {
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { LOCK_REDIS_CLIENT, LOCK_STORE } from '../../lib/nest/lock-store.tokens.js';
 import { LockTestingModule, MemoryLockStore } from '../../lib/testing/index.js';
+import { CapturingLogger } from '../harness/capturing-logger.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/waits.js';
 
@@ -254,12 +255,23 @@ describe('LockModule in a Nest app (real Redis)', () => {
       expect(await admin.exists('lock:shutdown:held')).toBe(0);
     });
 
-    it('leaves a lock still held at shutdownTimeout to expire, never deleting it', async () => {
-      const app = await start([LockModule.forRoot({ redis: server.url, shutdownTimeout: 100 })]);
-      const held = await app.get(LockService).acquire('shutdown:stuck', { ttl: 1_000 });
+    it('leaves a lock still held at shutdownTimeout to expire, never deleting it, and says so once', async () => {
+      const logger = new CapturingLogger();
+      const app = await start([
+        LockModule.forRoot({ redis: server.url, shutdownTimeout: 100, logger }),
+      ]);
+      const locks = app.get(LockService);
+      const held = await locks.acquire('shutdown:stuck', { ttl: 1_000 });
+      await locks.acquire('shutdown:also', { ttl: 1_000 });
 
       await close(app);
 
+      expect(logger.lines).toEqual([
+        {
+          level: 'log',
+          text: 'Shutdown waits up to 100 ms for 2 held lock(s) to be released: "shutdown:stuck", "shutdown:also".',
+        },
+      ]);
       expect(held.signal.aborted).toBe(true);
       expect(await admin.get('lock:shutdown:stuck')).toBe(held.token);
       await waitUntil(

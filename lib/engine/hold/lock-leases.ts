@@ -11,7 +11,7 @@ import type { WaitQueue } from '../wait/wait-queue.js';
 import type { Grant } from '../wait/wait.types.js';
 import { isLate } from '../acquire/attempt-call.js';
 import { lateGrantError } from '../acquire/refusals.js';
-import { traceExtend, traceRelease, tracing } from '../lock.events.js';
+import { traceExtend, traceRelease, tracing, type LockEvent } from '../lock.events.js';
 import { queueKey, type BusyKeys } from '../acquire/busy-keys.js';
 
 const RELEASED = Promise.resolve<ReleaseResult>('released');
@@ -181,6 +181,7 @@ export class LockLeases implements LeaseKeeper {
    */
   async drain(timeout: number): Promise<void> {
     if (this.watchdog.size > 0) {
+      this.tell({ type: 'shutdown-waiting', keys: this.heldKeys(), timeout });
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         new Promise<void>((resolve) => (this.emptied = resolve)),
@@ -192,6 +193,17 @@ export class LockLeases implements LeaseKeeper {
     this.watchdog.stop();
   }
 
+  /** The keys held now, each once (a semaphore may hold several permits of one key). */
+  private heldKeys(): string[] {
+    return [...new Set(this.watchdog.leases().map((lock) => lock.key))];
+  }
+
+  /** An event the operator's log tells as well. */
+  private tell(event: LockEvent): void {
+    this.context.emit(event);
+    this.context.config.log?.(event);
+  }
+
   private lose(lock: HeldLock, reason: LockLossReason): void {
     if (!lock.markLost(reason)) return;
     this.forget(lock, 'lost');
@@ -201,9 +213,7 @@ export class LockLeases implements LeaseKeeper {
     if (!lock.autoRenew && reason === 'expired') {
       this.context.emit({ type: 'expired', key: lock.key, held });
     } else {
-      const lost = { type: 'lost', key: lock.key, held, reason } as const;
-      this.context.emit(lost);
-      this.context.config.log?.(lost);
+      this.tell({ type: 'lost', key: lock.key, held, reason });
     }
   }
 
