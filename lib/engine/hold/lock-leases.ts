@@ -11,7 +11,7 @@ import type { WaitQueue } from '../wait/wait-queue.js';
 import type { Grant } from '../wait/wait.types.js';
 import { isLate } from '../acquire/attempt-call.js';
 import { lateGrantError } from '../acquire/refusals.js';
-import { traceExtend, traceRelease, tracing, type LockEvent } from '../lock.events.js';
+import { traceExtend, traceRelease, tracing } from '../lock.events.js';
 import { queueKey, type BusyKeys } from '../acquire/busy-keys.js';
 
 const RELEASED = Promise.resolve<ReleaseResult>('released');
@@ -181,7 +181,9 @@ export class LockLeases implements LeaseKeeper {
    */
   async drain(timeout: number): Promise<void> {
     if (this.watchdog.size > 0) {
-      this.tell({ type: 'shutdown-waiting', keys: this.heldKeys(), timeout });
+      const waiting = { type: 'shutdown-waiting', keys: this.heldKeys(), timeout } as const;
+      this.context.emit(waiting);
+      this.context.config.log?.(waiting);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         new Promise<void>((resolve) => (this.emptied = resolve)),
@@ -198,12 +200,6 @@ export class LockLeases implements LeaseKeeper {
     return [...new Set(this.watchdog.leases().map((lock) => lock.key))];
   }
 
-  /** An event the operator's log tells as well. */
-  private tell(event: LockEvent): void {
-    this.context.emit(event);
-    this.context.config.log?.(event);
-  }
-
   private lose(lock: HeldLock, reason: LockLossReason): void {
     if (!lock.markLost(reason)) return;
     this.forget(lock, 'lost');
@@ -213,7 +209,9 @@ export class LockLeases implements LeaseKeeper {
     if (!lock.autoRenew && reason === 'expired') {
       this.context.emit({ type: 'expired', key: lock.key, held });
     } else {
-      this.tell({ type: 'lost', key: lock.key, held, reason });
+      const lost = { type: 'lost', key: lock.key, held, reason } as const;
+      this.context.emit(lost);
+      this.context.config.log?.(lost);
     }
   }
 
