@@ -35,6 +35,7 @@ export default {
         '<rootDir>/test/chaos/',
         '<rootDir>/test/compat/',
         '<rootDir>/test/scale/',
+        '<rootDir>/test/browser/',
       ],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
     },
@@ -51,6 +52,12 @@ export default {
       displayName: 'scale',
       testMatch: ['<rootDir>/test/scale/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
+    },
+    {
+      // The live page in Debian's Chromium: `npm run test:browser` (CI installs Chromium).
+      ...common,
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.spec.ts'],
     },
   ],
   testTimeout: 30000,

@@ -45,6 +45,8 @@ export {
   LockLostError,
   LockStoreError,
   LockShutdownError,
+  LockStoreRefusedError,
+  type LockStoreRefusal,
   LockKeyError,
   LockOptionsError,
   StaleFenceError,
@@ -60,5 +62,15 @@ export type {
   NodeOutcome,
   StoreClient,
 } from './stores/lock-store.interface.js';
+export type { InspectOptions, ListOptions } from './engine/lock-inspections.js';
+export type {
+  LockInspection,
+  LockSummary,
+  LockHolder,
+  LockWaiter,
+  LockProcess,
+  LockOwner,
+  InspectedKind,
+} from './stores/lock-inspection.interface.js';
 export type { ReplicaAcknowledgement } from './stores/redis/redis-lock-store-options.interface.js';
 export type { RedlockOptions } from './stores/redlock/redlock-options.js';

@@ -25,8 +25,12 @@ import { traceAcquire, tracing } from './lock.events.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { callStore } from './store-calls/store-call.js';
 import type { Observable } from 'rxjs';
+import { LockInspections } from './lock-inspections.js';
 
 export type { LockEngineConfig } from './engine-context.js';
+
+/** With the instance id its process registers as the owner of its locks (see `inspections`). */
+export type LockEngineSettings = LockEngineConfig & { readonly instanceId?: string };
 
 /**
  * The lock engine: acquiring with a local FIFO queue per key, renewal, reentrancy, release and
@@ -39,9 +43,13 @@ export class LockEngine {
   readonly events$: Observable<LockEvent>;
   private stopped?: Promise<void>;
   private closing?: Promise<void>;
+  /** `inspect`, `list` and `forceRelease`, over the store's inspector, in the caller's key names. */
+  readonly inspections: LockInspections;
+  private unregister?: () => Promise<void>;
 
-  constructor(config: LockEngineConfig) {
+  constructor(private readonly config: LockEngineSettings) {
     this.context = new EngineContext(config);
+    this.inspections = new LockInspections(config.store, config.keyPrefix, config.storeTimeout);
     // The keys this process is busy with: the acquirer fills the table, an unqueued lock's end
     // clears it.
     const busyKeys = new BusyKeys<KeyEntry>();
@@ -158,9 +166,11 @@ export class LockEngine {
 
   /**
    * Checks the store once, at startup: that it answers (if not, says so: the app still starts),
-   * its own configuration (e.g. WAIT for `replicas`), and an eviction policy that can drop locks.
+   * its own configuration (e.g. WAIT for `replicas`), and the eviction policy (or that it is unread).
    */
   async init(): Promise<void> {
+    // First, whatever the checks find: a store that does not answer yet gets it when it is back.
+    this.unregister ??= this.inspections.register(this.config.instanceId);
     const { store, health, deadlines } = this.context;
     try {
       await callStore(Promise.resolve(store.init?.()), undefined, 'ping', deadlines);
@@ -169,10 +179,14 @@ export class LockEngine {
       // A setting the store refuses fails bootstrap. An unreachable store does not: calls fail
       // fast until it answers, and its return is told.
       if (error instanceof LockOptionsError) throw error;
-      return health.unreachableAtStartup(error as Error);
+      return health.failedAtStartup(error as Error);
     }
-    const policy = await store.evictionPolicy?.().catch(() => undefined);
-    if (policy !== undefined && policy !== 'noeviction') health.unsafeEviction(policy);
+    await health.checkEviction(store, deadlines.ms);
+  }
+
+  /** The calls the store refused in the last minute, one error per kind (for health). */
+  get storeRefusals(): ReturnType<EngineContext['health']['recentRefusals']> {
+    return this.context.health.recentRefusals();
   }
 
   /**
@@ -202,6 +216,7 @@ export class LockEngine {
     await this.stopped;
     await this.leases.drain(this.context.config.shutdownTimeout);
     await this.context.deadlines.settled();
+    await this.unregister?.();
     await this.context.config.closeStore();
     this.context.bus.complete();
   }

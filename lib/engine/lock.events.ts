@@ -1,6 +1,10 @@
 import { tracingChannel } from 'node:diagnostics_channel';
 import { Subject, type Observable } from 'rxjs';
-import { LockError, type LockLossReason } from '../errors/lock.errors.js';
+import {
+  LockError,
+  type LockLossReason,
+  type LockStoreRefusedError,
+} from '../errors/lock.errors.js';
 import type { ExtendResult, LockKind, ReleaseResult } from '../stores/lock-store.interface.js';
 import type { Lock } from './lock.interface.js';
 
@@ -50,7 +54,8 @@ export type LockEvent =
 
 /**
  * The store's state, as an operator wants to hear it: once when it stops answering (or does not
- * answer at startup), once when it is back, and a risky setting found at startup.
+ * answer at startup), once when it is back, once per kind of refusal, and a risky or unverified
+ * setting found at startup.
  */
 export type StoreEvent =
   | {
@@ -75,6 +80,25 @@ export type StoreEvent =
       readonly endpoint?: string;
       /** Redis `maxmemory-policy`: any but `noeviction` may evict a held lock's key. */
       readonly policy: string;
+    }
+  | {
+      /** The startup check could not read the eviction policy (CONFIG and INFO refused). */
+      readonly type: 'eviction-unverified';
+      readonly key?: undefined;
+      readonly endpoint?: string;
+      /** What the store answered instead. */
+      readonly reason: string;
+    }
+  | {
+      /**
+       * The store refused a call in a way retrying cannot fix (an ACL without a command, key or
+       * channel; a foreign value at a lock key; a read-only replica): once per kind of refusal.
+       */
+      readonly type: 'store-refused';
+      readonly key?: undefined;
+      readonly endpoint?: string;
+      /** The first refused call of its kind; its message says what to grant or fix. */
+      readonly error: LockStoreRefusedError;
     };
 
 export type LockEventType = LockEvent['type'];

@@ -142,6 +142,44 @@ export class LockStoreError extends LockError {
 }
 
 /**
+ * What kind of refusal a {@link LockStoreRefusedError} is: `permission` (NOPERM: a command, key
+ * or channel the ACL user lacks), `wrong-type` (WRONGTYPE: a lock key holds a value the library
+ * did not write), `script` (a lock script failed), `read-only` (READONLY: a replica),
+ * `no-script` (NOSCRIPT even after EVAL), `unknown-command` (renamed or disabled).
+ */
+export type LockStoreRefusal =
+  'permission' | 'wrong-type' | 'script' | 'read-only' | 'no-script' | 'unknown-command';
+
+/**
+ * The store answered, and refused the call in a way that retrying cannot fix: the ACL user
+ * lacks a command, key or channel (NOPERM), a lock key holds another type of value (WRONGTYPE),
+ * a lock script failed, the server is a read-only replica (READONLY), or it keeps no scripts
+ * (NOSCRIPT). The store is up, but misconfigured: the message names the command (or the script
+ * line) and what to grant or fix, see docs/acl.md. The module logs each kind once, at ERROR,
+ * and the health indicator reports the store down while it recurs.
+ */
+export class LockStoreRefusedError extends LockStoreError {
+  override readonly code = 'LOCK_STORE_REFUSED';
+
+  constructor(
+    key: string | undefined,
+    detail: string,
+    /** The kind of refusal. */
+    readonly refusal: LockStoreRefusal,
+    /** What was refused, as Redis names it: a command (`time`), `channel`, `key` or script line. */
+    readonly refused: string,
+    cause?: unknown,
+  ) {
+    super(key, detail, cause);
+  }
+
+  override get publicMessage(): string {
+    const subject = this.key === undefined ? 'The service' : `Resource "${this.key}"`;
+    return `${subject} cannot be locked: the lock service is misconfigured.`;
+  }
+}
+
+/**
  * The lock service is shutting down. Pending acquires fail with it, and it is the reason of every
  * held lock's `signal`: finish or abandon the work. The lock is released when the work ends (or
  * left to expire if it outlasts `shutdownTimeout`), never while it runs.

@@ -1,5 +1,5 @@
 import { LockEngine } from '../engine/lock-engine.js';
-import { hasControlCharacter } from '../engine/request/lock-request.js';
+import { hasControlCharacter, isBlank } from '../engine/request/lock-request.js';
 import {
   DEFAULT_LOCK_OPTIONS,
   describe,
@@ -34,6 +34,7 @@ const knownModuleOptions = new Set([
   'localHandoffs',
   'shutdownTimeout',
   'logger',
+  'instanceId',
 ]);
 
 /** Validates module options at bootstrap and builds the engine with its store. */
@@ -58,6 +59,7 @@ export function createLockEngine(options: LockModuleOptions): LockEngine {
     busyStatusCode: options.busyStatusCode ?? DEFAULT_BUSY_STATUS_CODE,
     shutdownTimeout: options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
     log: lockLog(options.logger),
+    instanceId: options.instanceId,
   });
 }
 
@@ -99,6 +101,7 @@ function validateModuleOptions(options: LockModuleOptions): void {
   checkMilliseconds(pollCap, 'pollCap');
   checkCount(options.shutdownTimeout, 'shutdownTimeout');
   checkLogger(options.logger);
+  checkInstanceId(options.instanceId);
   checkCount(localHandoffs, 'localHandoffs');
   const validStatus =
     Number.isInteger(busyStatusCode) && busyStatusCode! >= 400 && busyStatusCode! < 600;
@@ -121,6 +124,15 @@ function checkReplicas(replicas: LockModuleOptions['replicas']): void {
       'LockModule "replicas" must be { count: N ≥ 1, timeout?: ms ≥ 1 }, e.g. { count: 1, timeout: 100 }.',
     );
   }
+}
+
+function checkInstanceId(id: unknown): void {
+  if (id === undefined || (typeof id === 'string' && !isBlank(id) && !hasControlCharacter(id))) {
+    return;
+  }
+  throw new LockOptionsError(
+    `LockModule "instanceId" must be a name without control characters, got ${describe(id)}.`,
+  );
 }
 
 function checkLogger(logger: unknown): void {

@@ -3,8 +3,8 @@ import type { LockEvent } from '../engine/lock.events.js';
 
 /**
  * The lines an operator wants, written to Nest's `Logger` (context `LockModule`) or the module's
- * `logger`: the store going down and coming back (once each), a risky eviction policy, each
- * lost lock, and the locks shutdown waits for. Contention and bad keys are expected outcomes,
+ * `logger`: the store going down and coming back (once each), a call the store refuses (once per
+ * kind), a risky or unverifiable eviction policy, each lost lock, and the locks shutdown waits for. Contention and bad keys are expected outcomes,
  * and are not logged.
  */
 export function lockLog(logger: LoggerService | false | undefined): (event: LockEvent) => void {
@@ -31,6 +31,16 @@ export function lockLog(logger: LoggerService | false | undefined): (event: Lock
         return out.log(
           `Shutdown waits up to ${event.timeout} ms for ${event.keys.length} held lock(s) to be released: ` +
             `${listed(event.keys)}.`,
+        );
+      case 'eviction-unverified':
+        return out.warn(
+          `The lock store (${event.endpoint ?? 'store'}) cannot verify the eviction policy; make sure it is ` +
+            `noeviction (${sentence(event.reason)})`,
+        );
+      case 'store-refused':
+        return out.error(
+          `The lock store (${event.endpoint ?? 'store'}) refuses a call, and will until it is fixed: ` +
+            `${sentence(event.error.message)} Such locks fail with LockStoreRefusedError (HTTP 503).`,
         );
       case 'lost':
         return out.warn(

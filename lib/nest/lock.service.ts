@@ -1,7 +1,9 @@
 import {
   Inject,
   Injectable,
+  Logger,
   Optional,
+  type LoggerService,
   type BeforeApplicationShutdown,
   type OnApplicationShutdown,
   type OnModuleInit,
@@ -16,6 +18,8 @@ import type { LockOptions, WithLockOptions } from '../engine/request/lock-option
 import { assertLockedInstancesWired } from './decorators/locked-instances.js';
 import { createLockEngine } from './lock-engine.factory.js';
 import { LOCK_MODULE_OPTIONS } from './lock.module-definition.js';
+import type { InspectOptions, ListOptions } from '../engine/lock-inspections.js';
+import type { LockInspection, LockSummary } from '../stores/lock-inspection.interface.js';
 
 /** Counts returned by `LockService.stats()`, for this process only. */
 export interface LockStats {
@@ -33,12 +37,14 @@ export interface LockStats {
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   /** @internal */
   readonly engine: LockEngine;
+  private readonly logger?: LoggerService;
 
   constructor(
     @Inject(LOCK_MODULE_OPTIONS) options: LockModuleOptions,
     @Optional() private readonly modules?: ModulesContainer,
   ) {
     this.engine = createLockEngine(options);
+    if (options.logger !== false) this.logger = options.logger ?? new Logger('LockModule');
   }
 
   /** Every lock state change: acquired, contended, busy, released, renewed, expired, lost, error. */
@@ -80,6 +86,43 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   stats(): LockStats {
     const { held, queues } = this.engine.stats();
     return { held, queues };
+  }
+
+  /**
+   * Who holds `key` and for how long, who waits for it, its kind, limit and last fence, read from
+   * the store (Redis: two round trips, whatever the number of holders); `undefined` when it is
+   * free. Each holder's owner (host, pid, `instanceId`) comes from its process's registration,
+   * and is undefined once that is gone. Throws `LockOptionsError` on a store that cannot inspect
+   * (Redlock), `LockStoreError` when the store fails or is slower than `storeTimeout`.
+   */
+  inspect(key: string, options?: InspectOptions): Promise<LockInspection | undefined> {
+    return this.engine.inspections.inspect(key, options);
+  }
+
+  /**
+   * The held locks whose names match `pattern` (a Redis glob over names, without the prefix),
+   * page by page with `SCAN` (never `KEYS`; every master of a Cluster): use `for await`. A lock
+   * held throughout is listed at least once; one taken or freed meanwhile may or may not be.
+   */
+  list(pattern?: string, options?: ListOptions): AsyncIterable<LockSummary> {
+    return this.engine.inspections.list(pattern, options);
+  }
+
+  /**
+   * Removes the lock at `key` whatever its kind and holders, and wakes its waiters as a release
+   * does; logged at WARN. A holder elsewhere learns it at its next renewal (a third of its ttl at
+   * most), when its `signal` aborts with `LockLostError`: until then its code still runs, so use
+   * it only for a lock whose holder is gone or stuck. Resolves false when the key was free.
+   */
+  async forceRelease(key: string): Promise<boolean> {
+    const released = await this.engine.inspections.forceRelease(key);
+    if (released) {
+      this.logger?.warn(
+        `Lock "${key}" was released by force (forceRelease): its waiters were woken, and its ` +
+          'holders lose it at their next renewal.',
+      );
+    }
+    return released;
   }
 
   /**

@@ -24,6 +24,19 @@ export type {
   ClusterState,
   StoreClient,
 } from '../stores/lock-store.interface.js';
+export type {
+  LockInspector,
+  OwnerRegistration,
+  StoreInspectOptions,
+  StoreListOptions,
+  LockInspection,
+  LockSummary,
+  LockHolder,
+  LockWaiter,
+  LockProcess,
+  LockOwner,
+  InspectedKind,
+} from '../stores/lock-inspection.interface.js';
 export { RedisLockStore } from '../stores/redis/redis-lock.store.js';
 export type {
   RedisLockStoreOptions,

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { LockInspector } from './lock-inspection.interface.js';
 
 /** What a release found. `expired`: the lease had already run out. `stolen`: another owner holds it. */
 export type ReleaseResult = 'released' | 'expired' | 'stolen';
@@ -190,6 +191,8 @@ export interface LockStore {
   readonly kinds?: readonly SharedLockType[];
   /** Present when the store keeps lists of waiting processes. */
   readonly waiters?: WaiterLists;
+  /** Present when the store can show its locks and free one by force (`LockService.inspect`). */
+  readonly inspector?: LockInspector;
   /**
    * True when every grant must come from `tryAcquire`, e.g. because the store confirms each one
    * with replicas. The engine then never hands a lease on inside the process, nor asks a release

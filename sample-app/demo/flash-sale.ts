@@ -156,7 +156,9 @@ class Tally {
 
 function codeOf(body: string): string {
   try {
-    return String((JSON.parse(body) as { code?: unknown }).code ?? 'ERROR');
+    // The app's refusals carry `code`; the lock module's errors carry it as `error`.
+    const parsed = JSON.parse(body) as { code?: unknown; error?: unknown };
+    return String(parsed.code ?? parsed.error ?? 'ERROR');
   } catch {
     return 'ERROR';
   }

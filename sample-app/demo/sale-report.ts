@@ -40,10 +40,11 @@ export function formatReport(results: readonly SaleResult[], stock: number): str
     widths.map((w) => '-'.repeat(w)).join('  '),
     ...rows.slice(1).map(line),
   ];
-  return [...table, '', ...results.map((r) => describe(r, stock))].join('\n');
+  return [...table, '', ...results.map((r) => describeSale(r, stock))].join('\n');
 }
 
-function describe(result: SaleResult, stock: number): string {
+/** One sale's verdict in words, with its answers other than 201. */
+export function describeSale(result: SaleResult, stock: number): string {
   const problems = verdict(result, stock);
   const others = Object.entries(result.answers)
     .filter(([code]) => code !== '201')

@@ -3,6 +3,9 @@ import { LockModule } from 'nestjs-distributed-lock';
 import { ConfigModule } from './config/config.module.js';
 import { lockModuleOptions } from './config/lock-options.factory.js';
 import { SECKILL_CONFIG, type SeckillConfig } from './config/seckill.config.js';
+import { LiveController } from './live/live.controller.js';
+import { LiveStats } from './live/live-stats.service.js';
+import { SaleCounter } from './live/sale-counter.interceptor.js';
 import { ProductsController } from './products/products.controller.js';
 import { ProductsService } from './products/products.service.js';
 import { RedisModule } from './redis/redis.module.js';
@@ -20,8 +23,8 @@ export class AppModule {
         RedisModule,
         LockModule.forRootAsync({ inject: [SECKILL_CONFIG], useFactory: lockModuleOptions }),
       ],
-      controllers: [ProductsController, SeckillController],
-      providers: [ProductsService, OrderBook, SeckillService],
+      controllers: [ProductsController, SeckillController, LiveController],
+      providers: [ProductsService, OrderBook, SeckillService, LiveStats, SaleCounter],
     };
   }
 }

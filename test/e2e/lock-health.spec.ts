@@ -85,14 +85,27 @@ describe('LockHealthIndicator (terminus)', () => {
       expect(result.locks).toEqual({ status: 'down', message: 'not connected (reconnecting)' });
     });
 
-    it('is up, with the eviction policy unknown, for an ACL user refused CONFIG', async () => {
+    it('reads the eviction policy from INFO for an ACL user refused CONFIG', async () => {
       const admin = own(server.client());
       await admin.acl('SETUSER', 'locks', 'on', '>secret', '~*', '&*', '+@all', '-config');
       await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
       const health = await indicator({ redis: `redis://locks:secret@127.0.0.1:${server.port}` });
       const result = await health.isHealthy('locks');
+      expect(result.locks).toMatchObject({ status: 'degraded', evictionPolicy: 'allkeys-lru' });
+    });
+
+    it('is up, with the eviction policy unknown and said so, for a user refused CONFIG and INFO', async () => {
+      const admin = own(server.client());
+      await admin.acl('SETUSER', 'locks', 'on', '>secret', '~*', '&*', '+@all', '-config', '-info');
+      const health = await indicator({ redis: `redis://locks:secret@127.0.0.1:${server.port}` });
+      const result = await health.isHealthy('locks');
       expect(result).toEqual({
-        locks: { status: 'up', rtt: expect.any(Number), evictionPolicy: 'unknown' },
+        locks: {
+          status: 'up',
+          rtt: expect.any(Number),
+          evictionPolicy: 'unknown',
+          warning: expect.stringContaining('cannot verify the eviction policy'),
+        },
       });
     });
 
@@ -195,8 +208,8 @@ describe('LockHealthIndicator (terminus)', () => {
         warning: expect.stringContaining('noeviction'),
       });
       await evicting!.config('SET', 'maxmemory-policy', 'noeviction');
-      // One node refuses CONFIG, as managed Redis does: the policy of the nodes is then unknown.
-      await refusing!.acl('SETUSER', 'default', '-config');
+      // One node refuses CONFIG and INFO: the policy of the nodes is then unknown.
+      await refusing!.acl('SETUSER', 'default', '-config', '-info');
       expect((await health.isHealthy('locks')).locks).toMatchObject({
         status: 'up',
         evictionPolicy: 'unknown',

@@ -235,6 +235,20 @@ describe('LockModule in a Nest app (real Redis)', () => {
       expect(client.status).toBe('end');
     });
 
+    it('closes its own client within a second when Redis stops answering its QUIT', async () => {
+      const app = await start([LockModule.forRoot({ redis: server.url })]);
+      const client = moduleClientOf(app);
+      server.pause();
+      try {
+        const startedAt = performance.now();
+        await close(app);
+        expect(performance.now() - startedAt).toBeLessThan(1_500);
+        await ended(client);
+      } finally {
+        server.resume();
+      }
+    });
+
     it("fails pending waiters, aborts held locks' signals, and releases each as its holder ends", async () => {
       const app = await start([LockModule.forRoot({ redis: server.url, shutdownTimeout: 5_000 })]);
       const locks = app.get(LockService);

@@ -17,8 +17,9 @@ export class RedisServer {
     private readonly extraArgs: readonly string[],
   ) {}
 
-  static async start(extraArgs: readonly string[] = []): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), extraArgs);
+  /** On `port` when given (a caller that picked several ports at once), else on a free one. */
+  static async start(extraArgs: readonly string[] = [], port?: number): Promise<RedisServer> {
+    const server = new RedisServer(port ?? (await freePort()), extraArgs);
     await server.launch();
     return server;
   }

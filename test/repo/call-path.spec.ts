@@ -73,6 +73,6 @@ function filesRun(scripts: Coverage): string[] {
     .filter(({ url }) => url.includes('/lib/'))
     .filter(({ functions }) => functions.some(({ ranges }) => ranges[0].count > 0))
     .map(({ url }) => relative(root, url.startsWith('file:') ? fileURLToPath(url) : url))
-    .filter((path) => path.startsWith('lib/'))
+    .filter((path, index, paths) => path.startsWith('lib/') && paths.indexOf(path) === index)
     .sort();
 }

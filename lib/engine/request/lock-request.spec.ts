@@ -3,8 +3,10 @@ import {
   MAX_KEY_BYTES,
   MAX_KEYS_PER_LOCK,
   newLockToken,
+  PROCESS_ID,
   validateLockKeys,
 } from './lock-request.js';
+import { processIdOf } from '../../stores/lock-inspection.interface.js';
 
 function rejection(key: unknown): LockKeyError {
   try {
@@ -125,11 +127,23 @@ describe('validateLockKeys', () => {
 });
 
 describe('newLockToken', () => {
-  it('makes 24-character base64url tokens, all different, across many batches', () => {
+  it('makes 30-character base64url tokens, all different, across many batches', () => {
     const tokens = Array.from({ length: 10_000 }, () => newLockToken());
 
-    expect(tokens.filter((token) => !/^[A-Za-z0-9_-]{24}$/.test(token))).toEqual([]);
+    expect(tokens.filter((token) => !/^[A-Za-z0-9_-]{30}$/.test(token))).toEqual([]);
     expect(new Set(tokens).size).toBe(tokens.length);
+  });
+
+  it("begins every token with the process's id, then at least 128 random bits", () => {
+    const tokens = Array.from({ length: 600 }, () => newLockToken());
+    expect(PROCESS_ID).toMatch(/^[A-Za-z0-9_-]{8}$/);
+    expect(tokens.filter((token) => processIdOf(token) !== PROCESS_ID)).toEqual([]);
+    // 22 base64url characters: 132 bits. Every character of the random part varies.
+    const randomParts = tokens.map((token) => token.slice(PROCESS_ID.length));
+    expect(randomParts.every((part) => part.length * 6 >= 128)).toBe(true);
+    for (let i = 0; i < 22; i++) {
+      expect(new Set(randomParts.map((part) => part[i])).size).toBeGreaterThan(32);
+    }
   });
 
   it('draws fresh random bytes for each batch: no token repeats a later batch', () => {

@@ -1,8 +1,9 @@
 import { LockError, LockStoreError } from '../../errors/lock.errors.js';
 import { afterPendingIo } from '../../stores/after-pending-io.js';
 import type { LockEvent } from '../lock.events.js';
-import type { StoreHealthMonitor } from '../engine-context.js';
+import type { StoreHealthMonitor } from './store-health-monitor.js';
 import { inLibraryScope } from '../../stores/library-scope.js';
+import { asStoreError } from './store-error.js';
 
 /**
  * A call being timed by `CallDeadlines`. The call object is its own entry in the list (no
@@ -162,7 +163,8 @@ export abstract class StoreCall<T, R> extends TimedCall {
 
   private answered(result: T): void {
     this.end();
-    this.health?.answered();
+    // Only an answer that ends an outage is news to the monitor: the common case reads a field.
+    if (this.health?.downSince !== undefined) this.health.answered();
     if (this.timedOut) return this.lateAnswer(result);
     try {
       this.resolve(this.map(result));
@@ -173,7 +175,8 @@ export abstract class StoreCall<T, R> extends TimedCall {
 
   private failed(error: unknown): void {
     this.end();
-    if (!this.timedOut) this.fail(asStoreError(error, this.key, this.what));
+    const prefix = this.health?.keyPrefix ?? '';
+    if (!this.timedOut) this.fail(asStoreError(error, this.key, this.what, prefix));
   }
 
   expire(): void {
@@ -239,10 +242,4 @@ export function callStore<T, R = T>(
 ): Promise<R> {
   const call = new HookedCall(deadlines, key, what, hooks, health);
   return call.start(operation);
-}
-
-function asStoreError(error: unknown, key: string | undefined, what: string): LockError {
-  if (error instanceof LockError) return error;
-  const reason = error instanceof Error ? error.message : String(error);
-  return new LockStoreError(key, `${what} failed in the store: ${reason}`, error);
 }

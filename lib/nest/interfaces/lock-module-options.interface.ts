@@ -96,6 +96,13 @@ export interface LockModuleOptions {
    */
   shutdownTimeout?: number;
   /**
+   * Names this instance of the application in `LockService.inspect` and the admin CLI, beside
+   * the host name and pid of the process holding a lock (e.g. a pod or task name). Every process
+   * registers its owner details once, under a key with an expiry, so locks cost no extra call.
+   * @default undefined
+   */
+  instanceId?: string;
+  /**
    * Where the module logs what an operator should hear: the store going down and coming back
    * (once each, not per request), an eviction policy that can drop locks (at startup), and each
    * lost lock (WARN). `false` silences it. Busy and bad-key answers are never logged.

@@ -5,6 +5,7 @@ import type {
   LockKind,
   ReleaseResult,
 } from '../lock-store.interface.js';
+import type { MemoryHolderSet } from './memory-inspection.js';
 
 /** A key locked as a semaphore or a read-write lock: its holders, and a waiting writer. */
 interface HolderSet {
@@ -90,6 +91,19 @@ export class MemoryHolderSets {
   leave(key: string, queue: string): void {
     const set = this.sets.get(key);
     if (set?.writerWaits?.id === queue) set.writerWaits = undefined;
+  }
+
+  /** The key's live set, for the inspector. */
+  view(key: string): MemoryHolderSet | undefined {
+    const set = this.live(key);
+    return set && { ...set, writerWaits: set.writerWaits?.id };
+  }
+
+  /** Drops the key's set, holders and all; false when it had no live holder. */
+  remove(key: string): boolean {
+    const had = (this.live(key)?.holders.size ?? 0) > 0;
+    this.sets.delete(key);
+    return had;
   }
 
   /** The holder sets with live holders, for assertions in tests. */

@@ -13,10 +13,13 @@ import type {
 } from '../lock-store.interface.js';
 import { MemoryHolderSets } from './memory-holder-sets.js';
 import { inLibraryScope } from '../library-scope.js';
+import { MemoryInspector } from './memory-inspection.js';
 
 interface Entry {
   token: string;
   expiresAt: number;
+  /** When it was taken, ms since the epoch (for the inspector). */
+  readonly since: number;
 }
 
 /**
@@ -33,6 +36,14 @@ export class MemoryLockStore implements LockStore {
   private readonly holderSets = new MemoryHolderSets();
   /** A writer that stops waiting takes back its hold on new readers. */
   readonly waiters: WaiterLists = { leave: (key, queue) => this.holderSets.leave(key, queue) };
+  /** Holders, owners and fences of a key; `list` and `forceRelease` (see memory-inspection.ts). */
+  readonly inspector = new MemoryInspector({
+    mutex: (key) => this.live(key),
+    holderSet: (key) => this.holderSets.view(key),
+    fence: (key) => this.fences.get(key),
+    keys: () => this.keys(),
+    remove: (key) => this.remove(key),
+  });
 
   async tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
     const { keys, token, ttl, fencing, kind } = request;
@@ -49,7 +60,8 @@ export class MemoryLockStore implements LockStore {
     for (const key of keys) longest = Math.max(longest, this.pttl(key));
     if (longest !== -2) return { acquired: false, pttl: longest };
     const expiresAt = performance.now() + ttl;
-    for (const key of keys) this.entries.set(key, { token, expiresAt });
+    const since = Date.now();
+    for (const key of keys) this.entries.set(key, { token, expiresAt, since });
     if (!fencing) return { acquired: true };
     return { acquired: true, fences: keys.map((key) => this.nextFence(key)) };
   }
@@ -123,6 +135,14 @@ export class MemoryLockStore implements LockStore {
   /** Deletes a key as an outside actor would (e.g. an operator running DEL). */
   forceDelete(key: string): void {
     this.entries.delete(key);
+  }
+
+  /** A forced release: the key's lock goes, whoever holds it, and its waiters are woken. */
+  private remove(key: string): boolean {
+    const removed =
+      (this.live(key) !== undefined && this.entries.delete(key)) || this.holderSets.remove(key);
+    if (removed) this.notify(key);
+    return removed;
   }
 
   /** Number of keys with at least one subscriber, for leak checks in tests. */

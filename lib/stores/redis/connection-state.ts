@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { socketClosed } from './ioredis-internals.js';
+import { downReason } from './tls-handshake.js';
 
 /** Statuses ioredis reaches only once a connection closed or an attempt to connect failed. */
 const CLOSED_STATUSES: ReadonlySet<string> = new Set(['close', 'reconnecting', 'end']);
@@ -27,8 +28,9 @@ export class ConnectionState {
     this.downError = undefined;
     this.settled();
   };
-  private readonly onError = (error: Error): void => this.wentDown(error);
-  private readonly onClose = (): void => this.wentDown(CLOSED);
+  private readonly onError = (error: Error): void => this.wentDown(downReason(this.client, error));
+  // The close that follows an error keeps the error's reason (a failed TLS handshake, say).
+  private readonly onClose = (): void => this.wentDown(this.downError ?? CLOSED);
 
   constructor(private readonly client: Redis | Cluster) {
     client.on('ready', this.onReady);

@@ -36,6 +36,8 @@ type CommandOptions = ConstructorParameters<CommandClass>[2];
 export type RedisArg = string | number;
 /** Turns a command's reply into its caller's value. */
 export type ReplyReader = (reply: unknown) => unknown;
+/** `info` called as ioredis's ready check calls it: a callback alone (owned-client.ts). */
+export const isReadyCheck = (a: unknown[]) => a.length === 1 && typeof a[0] === 'function';
 
 /** The socket side of a connection, as the uses need it. */
 export interface ClientSocket {

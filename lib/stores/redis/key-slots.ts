@@ -8,7 +8,7 @@ import { LockKeyError } from '../../errors/lock.errors.js';
 export const COMPANION_SEPARATOR = '\x1f';
 
 /** The companions of a lock key; the names only ever follow the separator. */
-export type CompanionName = 'fence' | 'turns' | 'writer' | 'released' | 'writes';
+export type CompanionName = 'fence' | 'turns' | 'writer' | 'released' | 'writes' | 'owners';
 
 /**
  * Names an auxiliary key (fence counter, turn list, release channel) so that Redis Cluster

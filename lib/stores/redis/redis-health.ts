@@ -7,8 +7,8 @@ const DISCONNECTED: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end
 
 /**
  * One server's, Sentinel master's or Cluster's health: PING for the round trip, CLUSTER INFO
- * for a cluster's state, CONFIG GET for the eviction policy. Sent together, each bounded by
- * `timeout` ms. Down when PING gets no answer, or the cluster's state is not `ok`.
+ * for a cluster's state, INFO (or CONFIG GET) for the eviction policy. Sent together, each
+ * bounded by `timeout` ms. Down when PING gets no answer, or the cluster's state is not `ok`.
  */
 export async function redisHealth(client: Redis | Cluster, timeout: number): Promise<StoreHealth> {
   if (DISCONNECTED.has(client.status)) {
@@ -34,13 +34,30 @@ async function clusterState(client: Cluster, timeout: number): Promise<ClusterSt
   return state === 'ok' || state === 'fail' ? state : 'unknown';
 }
 
-/** `unknown` when CONFIG is refused (managed Redis, an ACL user without `+config`) or late. */
+/** `unknown` when neither INFO nor CONFIG GET is allowed (see `evictionPolicyOf`), or late. */
 async function maxmemoryPolicy(client: Redis | Cluster, timeout: number): Promise<string> {
   const reply = await timed(evictionPolicyOf(client), timeout);
   return (reply.ok ? reply.value : undefined) ?? 'unknown';
 }
 
-/** The server's `maxmemory-policy` (CONFIG GET); rejects where CONFIG is refused. */
+/**
+ * The server's `maxmemory-policy`, from `INFO memory`, or from CONFIG GET where INFO is refused.
+ * INFO first: managed Redis services disable CONFIG, and an ACL user is rarely granted
+ * `+config|get` (each refusal would land in ACL LOG). Rejects, with both replies, when neither
+ * is allowed.
+ */
 export async function evictionPolicyOf(client: Redis | Cluster): Promise<string | undefined> {
-  return ((await client.config('GET', 'maxmemory-policy')) as string[])[1];
+  try {
+    const info = await client.info('memory');
+    return /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+  } catch (refused) {
+    const reply = await client.config('GET', 'maxmemory-policy').catch((error: unknown) => {
+      throw new Error(`INFO memory: ${messageOf(refused)}; CONFIG GET: ${messageOf(error)}`);
+    });
+    return (reply as string[])[1];
+  }
+}
+
+function messageOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).trim();
 }

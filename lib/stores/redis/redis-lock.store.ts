@@ -28,6 +28,7 @@ import type { PublishCommand } from './scripts/lua-script.js';
 import { GIVE_BACK, LEAVE, RELEASE } from './scripts/release.scripts.js';
 import { notifierFor, type ReleaseNotifier } from './release-notifier.js';
 import { runScript } from './script-runner.js';
+import { RedisLockInspector } from './lock-inspection.js';
 import { ACQUIRED, attemptOf, heldAs, memberLetter, releaseReport } from './script-runner.js';
 import { ACQUIRE_HOLDER, RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
 import {
@@ -59,6 +60,8 @@ export class RedisLockStore implements LockStore {
   private readonly send: CommandSender;
   private readonly publish: PublishCommand;
   private readonly replicaWait?: ReplicaWait;
+  /** Owners, holders and waiters of a key; `list` and `forceRelease` (see lock-inspection.ts). */
+  readonly inspector: RedisLockInspector;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -76,6 +79,7 @@ export class RedisLockStore implements LockStore {
     if (options.replicas) this.replicaWait = new ReplicaWait(client as Redis, options.replicas);
     this.grantsOnlyOnAcquire = this.replicaWait !== undefined;
     this.notifier = notifierFor(client);
+    this.inspector = new RedisLockInspector(client, this.send, this.publish);
   }
 
   checkKeys(keys: readonly string[]): void {

@@ -1,10 +1,13 @@
-import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { SaleCounter } from '../live/sale-counter.interceptor.js';
 import { ProductIdPipe } from '../products/product-id.pipe.js';
 import { BuyRequestPipe, type BuyRequest } from './buy-request.pipe.js';
 import type { Order } from './seckill.answers.js';
 import { SeckillService } from './seckill.service.js';
 
+/** The live page counts every answer (SaleCounter), and changes none. */
 @Controller('products/:id')
+@UseInterceptors(SaleCounter)
 export class SeckillController {
   constructor(private readonly seckill: SeckillService) {}
 

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { productKeys } from '../../../sample-app/src/products/product.keys.js';
+import { registrationKeyOf } from '../../../lib/stores/redis/owner-registry.js';
 import { scanKeys } from '../../harness/scan-keys.js';
 
 /** What Redis says about a product after a sale, read straight from its keys. */
@@ -45,8 +46,19 @@ export const productLockKey = (productId: number): string => `lock:seckill:${pro
 export const productFenceCounter = (productId: number): string =>
   `{lock:seckill:${productId}}\x1ffence`;
 
-/** Keys that are neither the product's own nor its lock's fence counter. */
+/** Where the running instances register as lock owners (they expire once the instances stop). */
+const OWNER_REGISTRATIONS = registrationKeyOf('lock:', '');
+
+/**
+ * Keys that are neither the product's own, its lock's fence counter, nor a running instance's
+ * owner registration.
+ */
 export function strayKeys(keys: readonly string[], productId: number): string[] {
   const own = `product:{${productId}}:`;
-  return keys.filter((key) => !key.startsWith(own) && key !== productFenceCounter(productId));
+  return keys.filter(
+    (key) =>
+      !key.startsWith(own) &&
+      key !== productFenceCounter(productId) &&
+      !key.startsWith(OWNER_REGISTRATIONS),
+  );
 }

@@ -10,8 +10,18 @@ export interface LuaScript {
   readonly sha: string;
 }
 
+/** Every script's body by its SHA, so that an error reply's `@user_script:<line>` can be read. */
+const bodies = new Map<string, string>();
+
 export function lua(body: string): LuaScript {
-  return { body, sha: createHash('sha1').update(body).digest('hex') };
+  const sha = createHash('sha1').update(body).digest('hex');
+  bodies.set(sha, body);
+  return { body, sha };
+}
+
+/** Line `line` (1-based, as Redis counts it) of the script with this SHA, trimmed. */
+export function scriptLine(sha: string, line: number): string | undefined {
+  return bodies.get(sha)?.split('\n')[line - 1]?.trim();
 }
 
 /** The command that wakes a key's waiters: sharded Pub/Sub on Redis Cluster, plain elsewhere. */

@@ -1,0 +1,142 @@
+import { hostname } from 'node:os';
+import { LockError, LockOptionsError, LockStoreError } from '../errors/lock.errors.js';
+import type {
+  LockInspection,
+  LockInspector,
+  LockSummary,
+} from '../stores/lock-inspection.interface.js';
+import type { LockStore } from '../stores/lock-store.interface.js';
+import { inLibraryScope } from '../stores/library-scope.js';
+import { describe } from './request/lock-options.validation.js';
+import { hasControlCharacter, PROCESS_ID, validateLockKeys } from './request/lock-request.js';
+
+/** Options of `LockService.inspect`. */
+export interface InspectOptions {
+  /**
+   * The most holders listed (a semaphore can have many): those whose leases end first.
+   * `holderCount` counts them all.
+   * @default 100
+   */
+  readonly holders?: number;
+}
+
+/** Options of `LockService.list`. */
+export interface ListOptions {
+  /**
+   * About how many keys each page looks at (Redis `SCAN COUNT`): larger pages are fewer round
+   * trips, smaller ones hold Redis for less time.
+   * @default 1000
+   */
+  readonly count?: number;
+}
+
+export const DEFAULT_LISTED_HOLDERS = 100;
+export const DEFAULT_LIST_PAGE = 1_000;
+
+/**
+ * Inspection over a store's `inspector`, in the application's key names: the prefix is added
+ * to keys and patterns and taken off results. A store without an inspector (Redlock) is refused
+ * with `LockOptionsError`; a store that fails or does not answer within `timeout` ms gives
+ * `LockStoreError`.
+ */
+export class LockInspections {
+  constructor(
+    private readonly store: LockStore,
+    private readonly prefix: string,
+    private readonly timeout: number,
+  ) {}
+
+  /**
+   * Registers this process with the store, so that its tokens name it (host, pid, instance id).
+   * Returns what unregisters it. A store without an inspector registers nothing.
+   */
+  register(instanceId?: string): () => Promise<void> {
+    const { inspector } = this.store;
+    if (!inspector) return async () => undefined;
+    const owner = {
+      host: hostname(),
+      pid: process.pid,
+      ...(instanceId !== undefined && { instanceId }),
+      startedAt: Math.round(performance.timeOrigin),
+    };
+    return inspector.register({ id: PROCESS_ID, owner, prefix: this.prefix });
+  }
+
+  async inspect(key: string, options: InspectOptions = {}): Promise<LockInspection | undefined> {
+    const name = singleKey(key);
+    const holders = options.holders ?? DEFAULT_LISTED_HOLDERS;
+    checkWhole(holders, 'holders');
+    const inspector = this.inspector('inspect');
+    const read = inspector.inspect(this.prefix + name, { prefix: this.prefix, holders });
+    const found = await this.bounded(read, name);
+    return found && { ...found, key: name };
+  }
+
+  async *list(pattern = '*', options: ListOptions = {}): AsyncGenerator<LockSummary> {
+    if (typeof pattern !== 'string' || hasControlCharacter(pattern)) {
+      throw new LockOptionsError(
+        `list: the pattern must be a glob without control characters, got ${describe(pattern)}.`,
+      );
+    }
+    const count = options.count ?? DEFAULT_LIST_PAGE;
+    checkWhole(count, 'count');
+    const { prefix } = this;
+    const match = escapeGlob(prefix) + pattern;
+    const pages = this.inspector('list').list({ prefix, match, count })[Symbol.asyncIterator]();
+    while (true) {
+      const page = await this.bounded(pages.next(), undefined);
+      if (page.done) return;
+      for (const summary of page.value) yield { ...summary, key: summary.key.slice(prefix.length) };
+    }
+  }
+
+  async forceRelease(key: string): Promise<boolean> {
+    const name = singleKey(key);
+    return this.bounded(this.inspector('forceRelease').forceRelease(this.prefix + name), name);
+  }
+
+  private inspector(call: string): LockInspector {
+    const { inspector } = this.store;
+    if (inspector) return inspector;
+    throw new LockOptionsError(
+      `${call}: this store cannot inspect locks (Redlock spreads each lock over several masters). ` +
+        'Inspect each master with the admin CLI (npx nestjs-distributed-lock), or use a single Redis store.',
+    );
+  }
+
+  /** The store's answer, or `LockStoreError` when it fails or is later than `timeout`. */
+  private bounded<T>(call: Promise<T>, key: string | undefined): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = inLibraryScope(() =>
+        setTimeout(() => {
+          reject(new LockStoreError(key, `no answer within ${this.timeout} ms.`));
+        }, this.timeout),
+      );
+      call.then(resolve, (error: unknown) =>
+        reject(error instanceof LockError ? error : new LockStoreError(key, String(error), error)),
+      );
+      call.finally(() => clearTimeout(timer)).catch(() => undefined);
+    });
+  }
+}
+
+/** One key name, checked as an acquire checks it; a multi-key lock is inspected key by key. */
+function singleKey(key: unknown): string {
+  if (Array.isArray(key)) {
+    throw new LockOptionsError('Inspect or release one key at a time, not a list of keys.');
+  }
+  return validateLockKeys(key)[0];
+}
+
+function checkWhole(value: unknown, name: string): void {
+  if (!Number.isSafeInteger(value) || (value as number) < 1) {
+    throw new LockOptionsError(
+      `"${name}" must be a whole number, 1 or more, got ${describe(value)}.`,
+    );
+  }
+}
+
+/** `text` matched literally by a Redis glob: its `*`, `?`, `[`, `]` and `\` escaped. */
+export function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,94 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { LockOwner, OwnerRegistration } from '../lock-inspection.interface.js';
+import { inLibraryScope } from '../library-scope.js';
+import { clusterSlot, companionKey, COMPANION_SEPARATOR } from './key-slots.js';
+
+/**
+ * How long a registration outlives its last renewal, in ms. A process that died without
+ * unregistering stops naming its locks' owner this long after, by which time its locks, renewed
+ * by nobody, have usually expired too.
+ */
+export const REGISTRATION_TTL = 60_000;
+
+/** How often a live process renews its registration: three chances before it lapses. */
+export const REGISTRATION_RENEWAL = REGISTRATION_TTL / 3;
+
+/**
+ * Where a process registers, beside the locks of its key prefix: a companion name of the
+ * prefix (see key-slots.ts), then the process id. Lock keys hold no control character, so none
+ * can name it; `list` skips it with every companion key. The prefix is the hash tag, so on a
+ * Cluster every registration of a prefix shares one slot and one MGET reads them all.
+ */
+export function registrationKeyOf(prefix: string, processId: string): string {
+  return `${companionKey(prefix, 'owners')}${COMPANION_SEPARATOR}${processId}`;
+}
+
+/**
+ * Writes the registration now and again every `REGISTRATION_RENEWAL` ms, always with an expiry,
+ * from an unref'd timer in the library's scope: it neither keeps the process alive nor runs in
+ * the context of the caller that started it. A write that fails (Redis down) is simply made
+ * again at the next renewal. The returned function stops it and deletes the registration.
+ */
+export function registerOwner(
+  client: Redis | Cluster,
+  { id, owner, prefix }: OwnerRegistration,
+): () => Promise<void> {
+  const key = registrationKeyOf(prefix, id);
+  const value = JSON.stringify(owner);
+  const write = (): void => {
+    client.set(key, value, 'PX', REGISTRATION_TTL).catch(() => undefined);
+  };
+  const timer = inLibraryScope(() => {
+    write();
+    return setInterval(write, REGISTRATION_RENEWAL).unref();
+  });
+  return async () => {
+    clearInterval(timer);
+    // Sent, not awaited: on a connection that is down, ioredis would hold the DEL (and shutdown
+    // with it) until it gave up. Up, the QUIT that closes an owned client follows it on the same
+    // connection; down, the registration lapses by itself.
+    client.del(key).catch(() => undefined);
+  };
+}
+
+/**
+ * The owners of `processIds` still registered under `prefix`: one MGET (per slot on a Cluster,
+ * which a prefix without a hash tag of its own can spread them over).
+ */
+export async function ownersOf(
+  client: Redis | Cluster,
+  prefix: string,
+  processIds: Iterable<string>,
+): Promise<Map<string, LockOwner>> {
+  const owners = new Map<string, LockOwner>();
+  const bySlot = new Map<number, string[]>();
+  for (const id of new Set(processIds)) {
+    const slot = clusterSlot(registrationKeyOf(prefix, id));
+    bySlot.set(slot, [...(bySlot.get(slot) ?? []), id]);
+  }
+  await Promise.all(
+    [...bySlot.values()].map(async (ids) => {
+      const values = await client.mget(ids.map((id) => registrationKeyOf(prefix, id)));
+      ids.forEach((id, i) => {
+        const owner = parseOwner(values[i]);
+        if (owner) owners.set(id, owner);
+      });
+    }),
+  );
+  return owners;
+}
+
+/** A registration as written by `registerOwner`; undefined for anything else. */
+function parseOwner(value: string | null): LockOwner | undefined {
+  if (!value) return undefined;
+  try {
+    const { host, pid, instanceId, startedAt } = JSON.parse(value) as Partial<LockOwner>;
+    if (typeof host !== 'string' || typeof pid !== 'number') return undefined;
+    const started = typeof startedAt === 'number' ? startedAt : 0;
+    return typeof instanceId === 'string'
+      ? { host, pid, instanceId, startedAt: started }
+      : { host, pid, startedAt: started };
+  } catch {
+    return undefined;
+  }
+}

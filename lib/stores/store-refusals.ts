@@ -1,0 +1,108 @@
+import type { LockStoreRefusal } from '../errors/lock.errors.js';
+import { scriptLine } from './redis/scripts/lua-script.js';
+
+/** An error reply that retrying cannot fix, read: what was refused and what to do about it. */
+export interface StoreRefusal {
+  readonly kind: LockStoreRefusal;
+  /** What was refused, as an ACL rule names it: a command (`time`), `channel` or `key`. */
+  readonly refused: string;
+  /** What to grant or fix, for the error's message and the log. */
+  readonly advice: string;
+}
+
+/*
+ * The replies of Redis 7.0 and of later versions, which reworded the ACL failures in scripts.
+ * Only these prefixes are refusals: OOM, BUSY, LOADING, MASTERDOWN, TRYAGAIN and CLUSTERDOWN
+ * pass with time, and stay plain store failures.
+ */
+const PERMISSION = /^NOPERM|^ERR The user executing the script can't|^ERR ACL failure in script/;
+const NAMED_COMMAND = /permissions to run the '([^']+)' command/;
+const SCRIPT_PLACE = /script: ([0-9a-f]{40}), on @user_script:(\d+)/;
+const SCRIPT_ERROR =
+  /^ERR (user_script:\d+:|Error running script|Unknown Redis command called from script)/;
+const UNKNOWN_COMMAND = /^ERR unknown command '([^']+)'/;
+
+/**
+ * Reads an error the store answered with (an ioredis `ReplyError`) as a refusal, or
+ * `undefined` when it is not one (a timeout, a lost connection, a reply that time can change).
+ * `prefix` is the module's key prefix, which the advice on keys and channels names.
+ */
+export function storeRefusalOf(error: unknown, prefix: string): StoreRefusal | undefined {
+  if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
+  const reply = error.message;
+  if (PERMISSION.test(reply)) return permission(reply, prefix);
+  if (reply.startsWith('WRONGTYPE')) return wrongType(prefix);
+  if (reply.startsWith('READONLY')) {
+    const advice =
+      'the connection is to a read-only replica: point the module at the master (or at Sentinel).';
+    return { kind: 'read-only', refused: 'write', advice };
+  }
+  if (reply.startsWith('NOSCRIPT')) {
+    const advice =
+      'the server keeps no scripts even after EVAL sent one (a proxy in between?): the locks need EVALSHA and EVAL on a server that caches scripts.';
+    return { kind: 'no-script', refused: 'evalsha', advice };
+  }
+  const unknown = UNKNOWN_COMMAND.exec(reply)?.[1];
+  if (unknown !== undefined) return unknownCommand(unknown.toLowerCase());
+  if (SCRIPT_ERROR.test(reply)) return scriptError(reply);
+  return undefined;
+}
+
+/** NOPERM: a command, a key or a channel, in a script or not. */
+function permission(reply: string, prefix: string): StoreRefusal {
+  if (/channel/i.test(reply)) {
+    const advice = `the ACL user may not use the locks' release channels: grant &{${prefix}* and &${prefix}* (keys with a hash tag, such as {stock}:1, use the second).`;
+    return { kind: 'permission', refused: 'channel', advice };
+  }
+  if (/\bkeys?\b/i.test(reply)) {
+    const advice = `the ACL user may not touch the lock keys: grant ~${prefix}* and ~{${prefix}*.`;
+    return { kind: 'permission', refused: 'key', advice };
+  }
+  const command = NAMED_COMMAND.exec(reply)?.[1] ?? commandInScript(reply);
+  if (command === undefined) {
+    const advice =
+      'the ACL user may not run a command of a lock script: see ACL LOG, and grant it.';
+    return { kind: 'permission', refused: 'command', advice };
+  }
+  const where = inScript(reply);
+  const advice = `the ACL user may not run ${command.toUpperCase()}${where}: grant +${command}.`;
+  return { kind: 'permission', refused: command, advice };
+}
+
+function wrongType(prefix: string): StoreRefusal {
+  const advice = `a lock key holds a value the library did not write: something else writes keys under the prefix "${prefix}". Give the locks a keyPrefix of their own.`;
+  return { kind: 'wrong-type', refused: 'key', advice };
+}
+
+function unknownCommand(command: string): StoreRefusal {
+  const advice = `the server has no ${command.toUpperCase()} command (renamed or disabled): enable it.`;
+  return { kind: 'unknown-command', refused: command, advice };
+}
+
+function scriptError(reply: string): StoreRefusal {
+  const command = commandInScript(reply);
+  if (reply.includes('Unknown Redis command') && command !== undefined) {
+    return unknownCommand(command);
+  }
+  const line = SCRIPT_PLACE.exec(reply)?.[2] ?? '?';
+  const advice = `a lock script failed${inScript(reply)}. Report it, with the Redis version.`;
+  return { kind: 'script', refused: `script line ${line}`, advice };
+}
+
+/** The command on the script line the reply names, lower-cased as in an ACL rule. */
+function commandInScript(reply: string): string | undefined {
+  const line = scriptLineOf(reply);
+  return line && /redis\.p?call\('(\w+)'/.exec(line)?.[1]?.toLowerCase();
+}
+
+/** ` (in a lock script, line 8: \`…\`)`, or nothing when the reply names no known script. */
+function inScript(reply: string): string {
+  const place = SCRIPT_PLACE.exec(reply);
+  const line = scriptLineOf(reply);
+  return place && line ? ` (in a lock script, line ${place[2]}: \`${line}\`)` : '';
+}
+
+function scriptLineOf(reply: string): string | undefined {
+  const place = SCRIPT_PLACE.exec(reply);
+  return place ? scriptLine(place[1], Number(place[2])) : undefined;
+}

@@ -1,0 +1,222 @@
+import { jest } from '@jest/globals';
+import type { INestApplicationContext } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import {
+  LOCK_REDIS_CLIENT,
+  LockModule,
+  LockService,
+  type LockModuleOptions,
+  type LockRedisClient,
+} from '../../lib/index.js';
+import { channelOf } from '../../lib/stores/redis/key-slots.js';
+import { createAclUser, userUrl } from '../harness/acl-rules.js';
+import { CapturingLogger } from '../harness/capturing-logger.js';
+import { reportFigures } from '../harness/figures.js';
+import { freePort } from '../harness/redis-server.js';
+import { useRedisServer } from '../harness/use-redis.js';
+import { outcome, waitUntil } from '../harness/waits.js';
+
+/** The password every fuzzed URL carries: letters and digits, the same once percent-encoded. */
+const MARKER = 'Mk7pw0rdZq';
+// A failure names its seed; URL_FUZZ_SEED=<seed> replays the same URLs.
+const SEED = Number(process.env.URL_FUZZ_SEED ?? Date.now() % 2 ** 31);
+const RUNS = 30;
+
+/** Everything an operator or a caller could read: each line logged or printed, each error. */
+class Transcript {
+  readonly texts: string[] = [];
+  readonly logger = new CapturingLogger();
+
+  error(error: unknown, depth = 0): void {
+    if (depth > 5 || error === undefined || error === null) return;
+    const { message, stack, cause } = error as Error;
+    this.texts.push(String(error), String(message), String(stack), JSON.stringify(error) ?? '');
+    this.error(cause, depth + 1);
+  }
+
+  all(): string[] {
+    return [...this.texts, ...this.logger.lines.map(({ text }) => text)];
+  }
+}
+
+/** Boots the module on `options`, makes one call if it started, and records all it said. */
+async function bootAndCall(
+  options: LockModuleOptions,
+  transcript: Transcript,
+): Promise<INestApplicationContext | undefined> {
+  try {
+    const moduleRef = await Test.createTestingModule({ imports: [LockModule.forRoot(options)] })
+      .setLogger(transcript.logger)
+      .compile();
+    const app = await moduleRef.init();
+    const { value, error } = await outcome(app.get(LockService).tryAcquire('fuzz'));
+    transcript.error(error);
+    await value?.release();
+    return app;
+  } catch (error) {
+    transcript.error(error);
+    return undefined;
+  }
+}
+
+/**
+ * Closes an app whose Redis may be down or unreachable, its clients first. Closing waits for
+ * every command still queued on them (the owner registry's DEL waits out ioredis's reconnects),
+ * and this file is about what is said, not about shutdown.
+ */
+async function closeDown(app: INestApplicationContext): Promise<void> {
+  const clients = [app.get<LockRedisClient>(LOCK_REDIS_CLIENT)].flat();
+  for (const client of clients) client?.disconnect();
+  await app.close();
+}
+
+describe("the module's own connections", () => {
+  const apps: INestApplicationContext[] = [];
+  // Apps closed while their Redis is still up, which `beforeStop` is for.
+  const redis = useRedisServer({
+    beforeStop: () => Promise.all(apps.splice(0).map((app) => app.close())),
+  });
+  let consoleLines: string[];
+
+  beforeAll(() => {
+    // ioredis prints to the console; a module's client must not, and nothing printed may leak.
+    for (const method of ['warn', 'error', 'log'] as const) {
+      jest.spyOn(console, method).mockImplementation((...args: unknown[]) => {
+        consoleLines.push(args.map(String).join(' '));
+      });
+    }
+  });
+
+  beforeEach(() => (consoleLines = []));
+
+  afterAll(() => jest.restoreAllMocks());
+
+  describe('a URL in the options never shows its password', () => {
+    let closedPort: number;
+
+    beforeAll(async () => {
+      closedPort = await freePort();
+      await createAclUser(redis.probe, 'fuzz', MARKER, ['~*', '&*', '+@all']);
+    });
+
+    const part = <T>(...values: T[]): fc.Arbitrary<T> => fc.constantFrom(...values);
+
+    /** Well-formed URLs with MARKER as the password, to the live Redis or the closed port. */
+    function validUrls(): fc.Arbitrary<string> {
+      return fc
+        .tuple(
+          part('redis://', 'rediss://', 'REDIS://'),
+          part(`fuzz:${MARKER}@`, `:${MARKER}@`, ''),
+          part(redis.server.port, closedPort),
+          part('', '/0', `?password=${MARKER}`),
+        )
+        .map(([scheme, auth, port, tail]) => `${scheme}${auth}127.0.0.1:${port}${tail}`);
+    }
+
+    /** URLs carrying MARKER mistyped in the usual ways, and then a character or two more. */
+    function mistypedUrls(): fc.Arbitrary<string> {
+      const url = fc
+        .tuple(
+          part('redis:', 'rediss:', 'redis-sentinel:', 'REDIS:', 'unix:', 'http:', ''),
+          part('//', '/', '', '///'),
+          part('fuzz', '', 'default'),
+          part(`:${MARKER}`, `:${MARKER}:x`, `:${MARKER}#`, `:${MARKER}/`, `:${MARKER}?`),
+          part('@', '@@', ''),
+          part('127.0.0.1', '', 'localhost', '[::1]'),
+          part(`:${redis.server.port}`, `:${closedPort}`, '', ':port', ':99999'),
+          part('', '/0', '/x', `/${MARKER}`, '?db=1', `?password=${MARKER}`, '#f', ' ', '\n'),
+        )
+        .map((parts) => parts.join(''));
+      const typo = fc.tuple(fc.nat(), part(':', '/', '@', '?', '#', '%', ' ', '['));
+      return fc.tuple(url, fc.array(typo, { maxLength: 2 })).map(([text, typos]) =>
+        typos.reduce((s, [at, c]) => {
+          const i = at % (s.length + 1);
+          return s.slice(0, i) + c + s.slice(i);
+        }, text),
+      );
+    }
+
+    const where = fc.constantFrom('redis', 'redlock', 'cluster');
+
+    it(`boots on each, to a live Redis and a closed port, and says it nowhere (seed ${SEED})`, async () => {
+      let booted = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(validUrls(), mistypedUrls()), where, async (url, option) => {
+          const transcript = new Transcript();
+          consoleLines = [];
+          const target: Partial<LockModuleOptions> =
+            option === 'redis'
+              ? { redis: url }
+              : option === 'redlock'
+                ? { redlock: [url] }
+                : { redis: { cluster: [url] } };
+          const app = await bootAndCall(
+            { ...target, storeTimeout: 300, logger: transcript.logger },
+            transcript,
+          );
+          if (app) await closeDown(app);
+          booted += app ? 1 : 0;
+          const leaks = [...transcript.all(), ...consoleLines].filter((text) =>
+            text.includes(MARKER),
+          );
+          expect(leaks).toEqual([]);
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+      reportFigures('URL fuzz', { seed: SEED, runs: RUNS, booted });
+    });
+
+    it('refuses the one-slash URL at bootstrap, naming the option', async () => {
+      const transcript = new Transcript();
+      const url = `redis:/:${MARKER}@127.0.0.1:${redis.server.port}`;
+
+      expect(
+        await bootAndCall({ redis: url, logger: transcript.logger }, transcript),
+      ).toBeUndefined();
+      expect(transcript.texts[0]).toMatch(
+        /LockOptionsError: LockModule "redis" is not a Redis URL/,
+      );
+      expect(transcript.all().filter((text) => text.includes(MARKER))).toEqual([]);
+    });
+  });
+
+  describe("ioredis's warnings", () => {
+    let url: string;
+
+    beforeAll(async () => {
+      await createAclUser(redis.probe, 'noinfo', 'noinfo-pw', ['~*', '&*', '+@all', '-info']);
+      url = userUrl(redis.server.port, 'noinfo', 'noinfo-pw');
+    });
+
+    it("canary: a user's client with INFO refused warns on the console", async () => {
+      const client = new Redis(url);
+      await client.ping();
+      client.disconnect();
+
+      expect(consoleLines).toEqual([expect.stringMatching(/Skipping the ready check/)]);
+    });
+
+    it("go to the module's logger, once, for its clients (the subscriber's too)", async () => {
+      const transcript = new Transcript();
+      const app = await bootAndCall({ redis: url, logger: transcript.logger }, transcript);
+      apps.push(app!);
+      const locks = app!.get(LockService);
+      // A waiter opens the store's second connection, for release notifications.
+      await redis.probe.set('lock:warned', 'someone else', 'PX', 800);
+      const waiting = locks.acquire('warned', { wait: 3_000 });
+      const channel = channelOf('lock:warned');
+      await waitUntil('the waiter to subscribe', async () => {
+        const [, subscribers] = (await redis.probe.pubsub('NUMSUB', channel)) as [string, number];
+        return subscribers > 0;
+      });
+      await (await waiting).release();
+
+      expect(consoleLines).toEqual([]);
+      expect(transcript.logger.at('warn').map(({ text }) => text)).toEqual([
+        expect.stringMatching(/^Redis refuses INFO to the lock store's connection \(NOPERM/),
+      ]);
+    });
+  });
+});
