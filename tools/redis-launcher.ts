@@ -109,12 +109,21 @@ function waitForReady(child: ChildProcess, port: number): Promise<void> {
   });
 }
 
+/**
+ * Stops `child` with `signal`, and with SIGKILL if it has not exited within `graceMs`; resolves
+ * once it has exited.
+ */
 export async function stopChild(
   child: ChildProcess,
   signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 3_000,
 ): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  // A paused (SIGSTOPped) process would never act on the signal.
+  child.kill('SIGCONT');
   child.kill(signal);
+  const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
+  clearTimeout(killer);
 }

@@ -1,4 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { LockOptionsError } from '../errors/lock.errors.js';
+import { redisUrlTarget } from '../stores/redis/redis-url.validation.js';
 import { UsageError } from './exit-codes.js';
 
 /** Redis could not be reached: exit code 3. */
@@ -39,10 +41,13 @@ export async function connect(
 
 function redisOf(url: string, options: RedisOptions): Redis {
   try {
-    return new Redis(url, options);
-  } catch {
+    // Checked first: ioredis reads a mistyped URL as a socket path, which its errors then quote.
+    return new Redis(redisUrlTarget(url, '--redis (or REDIS_URL)'), options);
+  } catch (error) {
     throw new UsageError(
-      '--redis (or REDIS_URL) is not a Redis URL: give redis://[user:password@]host:port[/db].',
+      error instanceof LockOptionsError
+        ? error.message
+        : '--redis (or REDIS_URL) is not a Redis URL: give redis://[user:password@]host:port[/db].',
     );
   }
 }

@@ -7,7 +7,7 @@ import type {
   RedisClusterConfig,
 } from './interfaces/lock-module-options.interface.js';
 import { DEFAULT_STORE_TIMEOUT } from './lock.constants.js';
-import { redisUrlTarget } from './redis-url.validation.js';
+import { redisUrlTarget } from '../stores/redis/redis-url.validation.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
 import {
@@ -95,24 +95,24 @@ function clientOf(target: RedisOptions | string, name: string, storeTimeout: num
       ...target,
     });
   }
-  const url = redisUrlTarget(target, name);
+  const url = redisUrlTarget(target, `LockModule "${name}"`);
   const tls = url.startsWith('rediss:') ? { tls: {} } : {};
   return new Redis(url, { ...OWNED_CLIENT_OPTIONS, ...tlsConnectTimeout(tls, storeTimeout) });
 }
 
 function clusterNodes({ cluster }: RedisClusterConfig): ClusterNode[] {
   return cluster.map((node, i) =>
-    typeof node === 'string' ? redisUrlTarget(node, `redis.cluster[${i}]`) : node,
+    typeof node === 'string' ? redisUrlTarget(node, `LockModule "redis.cluster[${i}]"`) : node,
   );
 }
 
 /**
  * Refuses a target that is no client, options or URL, and a URL that does not parse to a host
- * and port or a socket path (see redis-url.validation.ts), at bootstrap.
+ * and port or a socket path (see stores/redis/redis-url.validation.ts), at bootstrap.
  */
 export function checkConnectionTarget(target: unknown, name: string): void {
   if (typeof target === 'string') {
-    redisUrlTarget(target, name);
+    redisUrlTarget(target, `LockModule "${name}"`);
     return;
   }
   if (target !== null && typeof target === 'object' && !Array.isArray(target)) {

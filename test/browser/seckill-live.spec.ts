@@ -111,7 +111,7 @@ describe('npm run seckill:live in a real browser', () => {
     return { stock, orders, initial };
   }
 
-  it('shows a sale with the lock sell exactly the stock, then the unlocked one oversell', async () => {
+  it('shows the sale with the lock selling exactly the stock, then the unlocked one overselling', async () => {
     const started = performance.now();
     await page.goto(stack.url);
     await page.waitForFunction('window.liveUpdates > 0');

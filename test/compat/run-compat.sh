@@ -64,4 +64,12 @@ echo "== nest11 compat: a CommonJS consumer, without require(esm) and with Node'
 REDIS_PORT="$port" node --no-experimental-require-module consumer.cjs </dev/null
 REDIS_PORT="$port" node consumer.cjs </dev/null
 
+echo "== nest11 compat: the admin CLI, as the tarball's bin"
+npx --no-install nestjs-distributed-lock --help </dev/null >/dev/null
+status=0
+npx --no-install nestjs-distributed-lock inspect compat:free --redis "redis://127.0.0.1:$port" \
+  </dev/null || status=$?
+# 1: the key is free (the documented exit codes are in docs/inspection.md).
+[[ $status -eq 1 ]] || { echo "the CLI exited $status for a free key, not 1" >&2; exit 1; }
+
 REDIS_PORT="$port" REDIS_PID="$redis_pid" node app.mjs </dev/null

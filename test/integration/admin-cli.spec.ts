@@ -106,6 +106,12 @@ describe('the admin CLI', () => {
     expect(unreachable.code).toBe(3);
     expect(unreachable.err[0]).toMatch(/Cannot reach Redis/);
 
+    // One slash: ioredis would read a socket path, and its error would quote the password.
+    const mistyped = await cli('list', '--redis', `redis:/:s3cr3t@127.0.0.1:${redis.server.port}`);
+    expect(mistyped.code).toBe(2);
+    expect(mistyped.err.join('\n')).toMatch(/--redis \(or REDIS_URL\) is not a Redis URL/);
+    expect([...mistyped.out, ...mistyped.err].join('\n')).not.toMatch(/s3cr3t/);
+
     await redis.probe.call('ACL', 'SETUSER', 'viewer', 'on', '>secret', '~*', '+@connection');
     const url = `redis://viewer:secret@127.0.0.1:${redis.server.port}`;
     const refused = await cli('inspect', 'x', '--redis', url);

@@ -23,15 +23,24 @@ const PLAIN_REPLY = /wrong version number|packet length too long|disconnected be
 export function downReason(client: Redis | Cluster, error: Error): Error {
   if (!isTlsClient(client)) return error;
   const { code } = error as NodeJS.ErrnoException;
-  const reason =
-    client.status === 'connecting'
+  const reason = CERTIFICATE_ALERT.test(error.message)
+    ? `the server refused the TLS connection (${error.message.trim()}): ${CLIENT_CERTIFICATE}`
+    : client.status === 'connecting'
       ? handshakeFailure(client, error)
       : client.status === 'connect' && (code === 'ECONNRESET' || code === 'EPIPE')
         ? `the server closed the TLS connection before it was ready (${error.message}): ` +
-          'does it require a client certificate (tls-auth-clients), and was it given one?'
+          CLIENT_CERTIFICATE
         : undefined;
   return reason ? Object.assign(new Error(reason, { cause: error }), { code }) : error;
 }
+
+/**
+ * The TLS alerts of a server that wants a client certificate it did not get, or did not trust.
+ * Which one the client meets first, this alert or the reset that follows it, depends on timing.
+ */
+const CERTIFICATE_ALERT = /alert (certificate required|bad certificate|unknown ca)/i;
+const CLIENT_CERTIFICATE =
+  'does it require a client certificate (tls-auth-clients), and was it given one it trusts?';
 
 function handshakeFailure(client: Redis, error: Error): string | undefined {
   const { code } = error as NodeJS.ErrnoException;

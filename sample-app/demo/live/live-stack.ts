@@ -1,10 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureRedisInstalled, freePort, spawnRedisServer } from '../../../tools/redis-launcher.js';
+import {
+  ensureRedisInstalled,
+  freePort,
+  spawnRedisServer,
+  stopChild,
+} from '../../../tools/redis-launcher.js';
 import { startInstances, type AppInstance } from '../app-instances.js';
 
 /** How long a stopping instance may take to close before it is killed. */
-const GRACEFUL_STOP_MS = 3_000;
 
 /** The processes `seckill:live` starts, and what its controls do to them. */
 export interface LiveStack {
@@ -52,7 +56,7 @@ export async function startLiveStack(settings: StackSettings): Promise<LiveStack
       Object.assign(instance, { name: String.fromCharCode(65 + i), paused: false }),
     );
   } catch (error) {
-    await stopProcess(redis);
+    await stopChild(redis);
     throw error;
   }
   return {
@@ -65,7 +69,7 @@ export async function startLiveStack(settings: StackSettings): Promise<LiveStack
     redisPid: () => redis.pid!,
     async restartRedis() {
       const stoppedAt = performance.now();
-      await stopProcess(redis);
+      await stopChild(redis);
       redis = await spawnRedisServer(port);
       return performance.now() - stoppedAt;
     },
@@ -80,22 +84,8 @@ export async function startLiveStack(settings: StackSettings): Promise<LiveStack
       }
     },
     async stop() {
-      await Promise.all(instances.map((instance) => stopProcess(instance.process)));
-      await stopProcess(redis);
+      await Promise.all(instances.map((instance) => stopChild(instance.process)));
+      await stopChild(redis);
     },
   };
-}
-
-/**
- * SIGTERM, and SIGKILL if it has not closed in time. A stopped (paused) process is resumed
- * first: it would never act on SIGTERM.
- */
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGCONT');
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), GRACEFUL_STOP_MS);
-  await exited;
-  clearTimeout(killer);
 }

@@ -23,7 +23,6 @@ const DEFAULT_SETTINGS: Record<string, string> = {
 };
 
 /** How long a stopping instance may take to close before it is killed. */
-const GRACEFUL_STOP_MS = 3_000;
 
 /** Sample app processes started by one test file; `stopAll` in `afterAll` ends every one. */
 export class AppFleet {
@@ -47,17 +46,6 @@ export class AppFleet {
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all(this.started.map(stopInstance));
+    await Promise.all(this.started.map((instance) => instance.stop()));
   }
-}
-
-/** Resumes a SIGSTOPped process first: a stopped one would never act on SIGTERM. */
-async function stopInstance({ process: child }: AppInstance): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGCONT');
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), GRACEFUL_STOP_MS);
-  await exited;
-  clearTimeout(killer);
 }

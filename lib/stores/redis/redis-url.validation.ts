@@ -1,4 +1,4 @@
-import { LockOptionsError } from '../errors/lock.errors.js';
+import { LockOptionsError } from '../../errors/lock.errors.js';
 
 /*
  * A Redis URL in the module options is checked before ioredis sees it. ioredis takes almost any
@@ -17,15 +17,14 @@ const HOST_AND_PORT = /^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]):\d{
 const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 
 /**
- * The connection string to hand ioredis for the URL given as option `option`, or a
- * `LockOptionsError` naming the option and what is wrong, never the URL.
+ * The connection string to hand ioredis for the URL given as `option` (as a message names it:
+ * `LockModule "redis"`, `--redis`), or a `LockOptionsError` naming the option and what is
+ * wrong, never the URL.
  */
 export function redisUrlTarget(url: string, option: string): string {
   const target = targetOf(url);
   if (typeof target === 'string') return target;
-  throw new LockOptionsError(
-    `LockModule "${option}" is not a Redis URL: ${target.problem}. ${FORMS}`,
-  );
+  throw new LockOptionsError(`${option} is not a Redis URL: ${target.problem}. ${FORMS}`);
 }
 
 interface Problem {
