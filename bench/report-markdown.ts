@@ -16,20 +16,28 @@ export async function writeResultsMarkdown(
   meta: RunMeta,
   scenarios: readonly ScenarioResult[],
   targets: readonly TargetCheck[],
+  charts: readonly ChartLink[] = [],
 ): Promise<void> {
   const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
   const at = previous.indexOf(ANALYSIS_MARKER);
   const analysis =
     at >= 0 ? previous.slice(at) : `${ANALYSIS_MARKER}\n\n## Analysis\n\n(none yet)\n`;
-  const text = `${renderResults(meta, scenarios, targets)}\n${analysis}`;
+  const text = `${renderResults(meta, scenarios, targets, charts)}\n${analysis}`;
   const config = (await resolveConfig(path)) ?? {};
   writeFileSync(path, await format(text, { ...config, filepath: path }));
+}
+
+/** A chart written next to RESULTS.md: its path relative to the file, and its alt text. */
+export interface ChartLink {
+  readonly path: string;
+  readonly alt: string;
 }
 
 export function renderResults(
   meta: RunMeta,
   scenarios: readonly ScenarioResult[],
   targets: readonly TargetCheck[],
+  charts: readonly ChartLink[] = [],
 ): string {
   const out: string[] = [];
   out.push('# Benchmark results (issue 6)', '');
@@ -62,6 +70,10 @@ export function renderResults(
     const verdict = check.pass === undefined ? 'not run' : check.pass ? 'pass' : 'MISS';
     const label = check.anchor ? `${verdict} (anchor)` : verdict;
     out.push(`| ${check.scenario || '–'} | ${check.target} | ${check.measured} | ${label} |`);
+  }
+  if (charts.length) {
+    out.push('', '## Charts', '', 'Drawn from the tables below (the same run).', '');
+    for (const chart of charts) out.push(`![${chart.alt}](${chart.path})`, '');
   }
   for (const scenario of scenarios) {
     out.push('', `## ${scenario.id}. ${scenario.title}`, '');

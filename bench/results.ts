@@ -34,6 +34,14 @@ export interface Runnable {
   readonly settings: string;
 }
 
+type RunListener = (cell: string, done: number, total: number) => void;
+let runListener: RunListener | undefined;
+
+/** Tells `listener` of each finished run of a cell (the bench's status line; one at a time). */
+export function onCellRun(listener: RunListener | undefined): void {
+  runListener = listener;
+}
+
 /**
  * Runs one cell: every contender once per repetition, in an order rotated each repetition, so
  * that drift in machine load falls on all of them alike. Then combines the repetitions.
@@ -47,11 +55,13 @@ export async function runCell<C extends Runnable>(
   log: (line: string) => void,
 ): Promise<CellResult> {
   const outcomes = new Map<C, RunOutcome[]>(contenders.map((contender) => [contender, []]));
+  let done = 0;
   for (let rep = 0; rep < reps; rep++) {
     for (const contender of rotation(contenders, rep)) {
       const outcome = await run(contender, rep);
       outcomes.get(contender)!.push(outcome);
       log(`  ${cell} rep ${rep + 1}/${reps} ${contender.name}: ${headline(outcome.figures)}`);
+      runListener?.(cell, ++done, reps * contenders.length);
     }
   }
   const results = contenders.map((contender) => {

@@ -3,17 +3,19 @@
  * SET NX floor, on one Redis server, interleaved and repeated. `npm run bench -- --help`.
  */
 import { fileURLToPath } from 'node:url';
+import { writeCharts } from './chart-render.js';
+import { buildCharts } from './charts.js';
 import { cleanupOnSignals, runCleanup } from './cleanup.js';
 import { countClientCommands, verifyScriptCounting } from './command-counter.js';
 import type { ScenarioContext } from './context.js';
 import { parseOptions } from './options.js';
 import { overlapSelfTest } from './overlap-self-test.js';
 import { openRedisTarget } from './redis-target.js';
-import { writeResultsMarkdown } from './report-markdown.js';
+import { writeResultsMarkdown, type ChartLink } from './report-markdown.js';
 import { withRedisFirst } from './redis-first.js';
 import { renderText, tableRows } from './report-table.js';
-import type { ScenarioResult } from './results.js';
-import { collectMeta, formatLoad } from './run-meta.js';
+import { onCellRun, type ScenarioResult } from './results.js';
+import { collectMeta, formatLoad, type RunMeta } from './run-meta.js';
 import { runUncontended } from './scenario-1-uncontended.js';
 import { runHotKey } from './scenario-2-hot-key.js';
 import { runMultiProcess } from './scenario-3-multi-process.js';
@@ -24,6 +26,7 @@ import { runHeldAtScale } from './scenario-7-held-at-scale.js';
 import { runHandOverAtScale } from './scenario-8-hand-over-at-scale.js';
 import { runHolderSetsAtScale } from './scenario-9-holder-sets-at-scale.js';
 import { checkTargets } from './targets.js';
+import { Progress } from '../tools/progress.js';
 
 const SCENARIOS: Record<number, (context: ScenarioContext) => Promise<ScenarioResult>> = {
   1: runUncontended,
@@ -40,9 +43,11 @@ const SCENARIOS: Record<number, (context: ScenarioContext) => Promise<ScenarioRe
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const options = parseOptions(argv);
-  // With --json, stdout carries only the JSON document.
-  const print = options.json ? console.error : console.log;
-  const log = (line: string): void => console.error(line);
+  // Progress and the log go to stderr; with --json, stdout carries only the JSON document.
+  // The log's per-run lines already tell the progress in CI logs: no percentages there.
+  const progress = new Progress({ stream: process.stderr, plainUpdates: 'none' });
+  const log = (line: string): void => progress.log(line);
+  const print = options.json ? log : (line: string) => progress.log(line, process.stdout);
   cleanupOnSignals();
   countClientCommands();
   const meta = collectMeta(argv);
@@ -55,8 +60,10 @@ async function main(): Promise<void> {
     log(`Redis ${target.version} at ${target.url}; load average ${meta.loadAverageStart}`);
     log(`Overlap self-test: ${meta.selfTest.overlaps} overlaps (must be > 0)`);
     const scenarios: ScenarioResult[] = [];
-    for (const id of options.scenarios) {
-      log(`Scenario ${id}…`);
+    for (const [index, id] of options.scenarios.entries()) {
+      const step = `Scenario ${id} (${index + 1} of ${options.scenarios.length})`;
+      progress.step(`${step}…`);
+      onCellRun((cell, done, total) => progress.update(`${step} · ${cell}`, done, total));
       const scenarioStart = performance.now();
       const loadAtStart = formatLoad();
       const context = { target, options, log };
@@ -85,13 +92,36 @@ async function main(): Promise<void> {
     if (options.json) console.log(JSON.stringify({ meta, scenarios, targets }, null, 2));
     if (options.writeResults) {
       const path = fileURLToPath(new URL('RESULTS.md', import.meta.url));
-      await writeResultsMarkdown(path, meta, scenarios, targets);
+      const charts = await writeRunCharts(meta, scenarios, log);
+      await writeResultsMarkdown(path, meta, scenarios, targets, charts);
       log(`Wrote ${path}`);
     }
     log(`Done in ${meta.durationSec.toFixed(0)} s.`);
   } finally {
+    onCellRun(undefined);
+    progress.end();
     await target.close();
     await runCleanup();
+  }
+}
+
+/**
+ * Writes the charts to bench/charts/ and returns their links. A chart that fails to render
+ * costs the charts, never the run's figures: RESULTS.md is written without them.
+ */
+async function writeRunCharts(
+  meta: RunMeta,
+  scenarios: readonly ScenarioResult[],
+  log: (line: string) => void,
+): Promise<ChartLink[]> {
+  try {
+    const charts = buildCharts(meta, scenarios);
+    await writeCharts(fileURLToPath(new URL('charts', import.meta.url)), charts);
+    log(`Wrote ${charts.length} charts to bench/charts/`);
+    return charts.map((chart) => ({ path: `charts/${chart.file}`, alt: chart.alt }));
+  } catch (error) {
+    log(`Charts FAILED, RESULTS.md is written without them: ${String(error)}`);
+    return [];
   }
 }
 

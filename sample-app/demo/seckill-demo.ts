@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { startInstances, type AppInstance } from './app-instances.js';
 import { runFlashSale, type Endpoint, type SaleResult } from './flash-sale.js';
 import { provideTopology, type Backend, type Topology } from './redis-topology.js';
+import { Progress } from '../../tools/progress.js';
 import { formatReport, verdict } from './sale-report.js';
 
 const usage = `npm run seckill -- [--instances 3] [--stock 100] [--users 2000] [--concurrency 200]
@@ -27,14 +28,17 @@ interface DemoOptions {
 
 async function main(): Promise<number> {
   const options = readOptions();
-  const log = options.json
-    ? (line: string) => process.stderr.write(`${line}\n`)
-    : (line: string) => console.log(line);
+  // With --json, stdout carries only the JSON document: the log and progress go to stderr.
+  const progress = new Progress({ stream: options.json ? process.stderr : process.stdout });
+  const log = (line: string): void => progress.log(line);
+  const steps = 2 + endpoints.length + 1;
   let topology: Topology | undefined;
   let instances: AppInstance[] = [];
   try {
+    progress.step(`[1/${steps}] Redis for the ${options.backend} backend…`);
     topology = await provideTopology(options.backend, log);
     log(`backend ${options.backend}: ${topology.description}`);
+    progress.step(`[2/${steps}] starting ${options.instances} app instances…`);
     instances = await startInstances(options.instances, { ...topology.env, LOCK_WAIT_MS: '10000' });
     log(`${instances.length} app instances: ${instances.map((i) => i.url).join(', ')}`);
     log(
@@ -42,8 +46,10 @@ async function main(): Promise<number> {
     );
     const results: SaleResult[] = [];
     for (const [index, endpoint] of endpoints.entries()) {
-      results.push(await sell(endpoint, 1001 + index, options, instances, topology, log));
+      progress.step(`[${3 + index}/${steps}] sale through ${endpoint}…`);
+      results.push(await sell(endpoint, 1001 + index, options, instances, topology, progress));
     }
+    progress.step(`[${steps}/${steps}] report`);
     const failed = results.filter(
       (r) => r.endpoint !== 'buy-unsafe' && verdict(r, options.stock).length > 0,
     );
@@ -57,17 +63,17 @@ async function main(): Promise<number> {
   }
 }
 
-function sell(
+/** One sale, its progress shown as answers received out of users; then a line with its time. */
+async function sell(
   endpoint: Endpoint,
   productId: number,
   options: DemoOptions,
   instances: AppInstance[],
   topology: Topology,
-  log: (line: string) => void,
+  progress: Progress,
 ): Promise<SaleResult> {
-  const tty = process.stdout.isTTY && !options.json;
-  let lastPrinted = -1;
-  return runFlashSale({
+  const label = `  ${endpoint.padEnd(10)} answered`;
+  const result = await runFlashSale({
     endpoint,
     productId,
     stock: options.stock,
@@ -75,23 +81,13 @@ function sell(
     concurrency: options.concurrency,
     instanceUrls: instances.map((instance) => instance.url),
     connectData: () => topology.connectData(),
-    onProgress: (answered) => {
-      const percent = Math.floor((answered / options.users) * 100);
-      if (tty)
-        process.stdout.write(
-          `\r  ${endpoint.padEnd(10)} ${bar(percent)} ${answered}/${options.users}`,
-        );
-      else if (percent >= lastPrinted + 25 && answered > 0) {
-        lastPrinted = percent;
-        log(`  ${endpoint.padEnd(10)} ${answered}/${options.users} answered`);
-      }
-    },
-  }).finally(() => tty && process.stdout.write('\n'));
-}
-
-function bar(percent: number): string {
-  const filled = Math.round(percent / 5);
-  return `[${'#'.repeat(filled)}${'.'.repeat(20 - filled)}] ${String(percent).padStart(3)}%`;
+    onProgress: (answered) => progress.update(label, answered, options.users),
+  }).finally(() => progress.end());
+  const seconds = (result.durationMs / 1000).toFixed(1);
+  progress.log(
+    `  ${endpoint.padEnd(10)} ${result.requests}/${options.users} answered in ${seconds} s`,
+  );
+  return result;
 }
 
 function readOptions(): DemoOptions {

@@ -81,7 +81,8 @@ describe('fences', () => {
   it('leave no counter behind once the lease and the grace have passed (100,000 keys)', async () => {
     const locks = engineOn(redis.client);
     const keys = 100_000;
-    const ttl = 1_000;
+    // Long enough that a loaded CI's stall does not make a grant late (a 1 s lease once was).
+    const ttl = 2_500;
     const batch = 500;
     for (let start = 0; start < keys; start += batch) {
       const taken = Array.from({ length: batch }, (_, i) =>

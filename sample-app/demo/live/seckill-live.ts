@@ -62,6 +62,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
 
+  log('[1/3] starting Redis and 3 sample app instances…');
   const stack = (running.stack = await startLiveStack({
     instances: 3,
     lockTtlMs: options['lease-ms'],
@@ -77,6 +78,7 @@ async function main(): Promise<void> {
       if (!stopping) log(`instance ${instance.name} exited (${signal ?? code})`);
     });
   }
+  log('[2/3] connecting to the instances’ event streams…');
   const feed = (running.feed = new InstanceFeed(stack.instances));
   const controls = new LiveControls(stack, feed, {
     stock: options.stock,
@@ -84,6 +86,7 @@ async function main(): Promise<void> {
     concurrency: options.concurrency,
   });
   const hub = (running.hub = new LiveHub(stack.instances[0].url, feed, controls));
+  log('[3/3] opening the page…');
   const url = await hub.listen(options.port);
   log(`Live page: ${url}  (Ctrl-C stops everything)`);
 }
