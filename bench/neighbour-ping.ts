@@ -16,7 +16,21 @@ const trips: number[] = [];
 const waits: number[] = [];
 let client: Awaited<ReturnType<typeof connect>> | undefined;
 
-const epochMs = (): number => performance.timeOrigin + performance.now();
+/**
+ * This machine's wall clock (the one Redis's TIME reads) in ms with a fraction. The offset of
+ * the wall clock from the monotonic one is re-read at every send, because NTP slews it by up
+ * to half a ms a second: `performance.timeOrigin`, fixed at start, drifted several ms from
+ * TIME within a run. `Date.now()` counts whole ms, so the offset it gives is up to 1 ms short;
+ * the largest of the last `OFFSET_WINDOW` readings is within a few µs of the true one.
+ */
+const OFFSET_WINDOW = 256;
+const offsets: number[] = [];
+function epochMs(): number {
+  const now = performance.now();
+  offsets.push(Date.now() - now);
+  if (offsets.length > OFFSET_WINDOW) offsets.shift();
+  return now + Math.max(...offsets);
+}
 
 /**
  * One TIME every `everyMs`, whether or not the last one was answered: a stall of Redis then

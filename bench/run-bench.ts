@@ -79,6 +79,7 @@ async function main(): Promise<void> {
       scenarios.push(result);
       print(`\n${id}. ${result.title}\n${renderText(tableRows(result))}`);
     }
+    progress.end();
     meta.loadAverageEnd = formatLoad();
     meta.durationSec = (performance.now() - started) / 1000;
     const targets = checkTargets(scenarios, meta.selfTest.overlaps);
