@@ -2,12 +2,10 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
-  LOCK_REDIS_CLIENT,
   LockModule,
   LockService,
   LockStoreError,
   type LockModuleOptions,
-  type LockRedisClient,
 } from '../../lib/index.js';
 import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
 import { CapturingLogger } from '../harness/capturing-logger.js';
@@ -24,15 +22,6 @@ async function boot(options: LockModuleOptions): Promise<INestApplicationContext
     imports: [LockModule.forRoot(options)],
   }).compile();
   return moduleRef.init();
-}
-
-/**
- * Closes an app whose Redis cannot be reached, its clients first: closing waits for every
- * command still queued on them (the owner registry's DEL waits out ioredis's reconnects).
- */
-async function closeDown(app: INestApplicationContext): Promise<void> {
-  for (const client of [app.get<LockRedisClient>(LOCK_REDIS_CLIENT)].flat()) client?.disconnect();
-  await app.close();
 }
 
 // One redis-server speaking TLS (certificates made by openssl for this file) on one port and
@@ -57,7 +46,7 @@ describe('TLS: the module over rediss', () => {
     it('tells at startup that a client without a certificate is refused', async () => {
       const logger = new CapturingLogger();
       const options = tls.options({ clientCertificate: false });
-      await closeDown(await boot({ redis: options, logger, storeTimeout: 2_000 }));
+      await (await boot({ redis: options, logger, storeTimeout: 2_000 })).close();
 
       expect(logger.at('error').map(({ text }) => text)).toEqual([
         expect.stringMatching(
@@ -155,7 +144,7 @@ describe('TLS: the module over rediss', () => {
       startup = performance.now() - started;
     });
 
-    afterAll(() => app && closeDown(app));
+    afterAll(() => app && app.close());
 
     it('fails the startup check before storeTimeout, saying the handshake did not complete', () => {
       expect(startup).toBeLessThan(STORE_TIMEOUT);
