@@ -1,17 +1,16 @@
 import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
 import type { LockOptions, WithLockOptions } from './request/lock-options.interface.js';
 import { checkOnLost, isPlainObject } from './request/lock-options.validation.js';
-import { holdWhile } from './hold/lock-context.js';
-import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
-import { LockAcquirer, type KeyEntry } from './acquire/lock-acquirer.js';
-import { BusyKeys } from './acquire/busy-keys.js';
 import {
+  holdWhile,
   countHeldKeys,
   findHeldLock,
   insideHeldLock,
   runHoldingLock,
 } from './hold/lock-context.js';
-import type { LockEvent } from './lock.events.js';
+import { EngineContext, shutDown, type LockEngineConfig, BusyKeys } from './engine-context.js';
+import { LockAcquirer, type KeyEntry } from './acquire/lock-acquirer.js';
+import { type LockEvent, traceAcquire, tracing } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
 import { LockLeases } from './hold/lock-leases.js';
 import {
@@ -21,7 +20,6 @@ import {
   type LockRequest,
 } from './request/lock-request.js';
 import { NestedLock } from './hold/nested-lock.js';
-import { traceAcquire, tracing } from './lock.events.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { callStore } from './store-calls/store-call.js';
 import type { Observable } from 'rxjs';
@@ -54,8 +52,8 @@ export class LockEngine {
     // clears it.
     const busyKeys = new BusyKeys<KeyEntry>();
     this.leases = new LockLeases(this.context, busyKeys);
-    this.acquirer = new LockAcquirer(this.context, this.leases, busyKeys);
-    this.events$ = this.context.bus.events$;
+    this.acquirer = new LockAcquirer(this.context, this.leases.parts, busyKeys);
+    this.events$ = this.context.bus.asObservable();
   }
 
   /** The store the locks are taken in. */
@@ -141,7 +139,7 @@ export class LockEngine {
    * Traced on the `nestjs-distributed-lock:acquire` channel (see lock.events.ts).
    */
   acquireRequest(request: LockRequest): Promise<Lock> {
-    if (!tracing.acquires) return this.take(request);
+    if (!tracing.acquires.hasSubscribers) return this.take(request);
     return traceAcquire(
       { key: request.label, kind: request.kind, wait: request.options.wait },
       () => this.take(request),

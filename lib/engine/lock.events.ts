@@ -1,5 +1,4 @@
 import { tracingChannel } from 'node:diagnostics_channel';
-import { Subject, type Observable } from 'rxjs';
 import {
   LockError,
   type LockLossReason,
@@ -103,24 +102,6 @@ export type StoreEvent =
 
 export type LockEventType = LockEvent['type'];
 
-/** The engine's event stream. Events are only built when someone listens. */
-export class LockEventBus {
-  private readonly subject = new Subject<LockEvent>();
-  readonly events$: Observable<LockEvent> = this.subject.asObservable();
-
-  get listening(): boolean {
-    return this.subject.observed;
-  }
-
-  emit(event: LockEvent): void {
-    this.subject.next(event);
-  }
-
-  complete(): void {
-    this.subject.complete();
-  }
-}
-
 /*
  * `node:diagnostics_channel` tracing channels, so that APM agents and OpenTelemetry can follow
  * every acquire, release and extend without patching: each call publishes `start` and `end`, and
@@ -179,18 +160,11 @@ const acquires = tracingChannel<AcquireTrace>(ACQUIRE_CHANNEL);
 const releases = tracingChannel<ReleaseTrace>(RELEASE_CHANNEL);
 const extends_ = tracingChannel<ExtendTrace>(EXTEND_CHANNEL);
 
-/** Whether anyone listens: checked first, so that an untraced call makes no closures. */
-export const tracing = {
-  get acquires(): boolean {
-    return acquires.hasSubscribers;
-  },
-  get releases(): boolean {
-    return releases.hasSubscribers;
-  },
-  get extends(): boolean {
-    return extends_.hasSubscribers;
-  },
-};
+/**
+ * The tracing channels. Callers check `hasSubscribers` first: with no subscriber, nothing is
+ * traced or allocated.
+ */
+export const tracing = { acquires, releases, extends: extends_ };
 
 export function traceAcquire(
   context: AcquireTrace,

@@ -8,7 +8,7 @@ import {
   corkingSender,
   type CommandSender,
 } from '../../lib/stores/redis/command-sender.js';
-import { runScript } from '../../lib/stores/redis/script-runner.js';
+import { runScript } from '../../lib/stores/redis/command-sender.js';
 import { useRedisServer } from '../harness/use-redis.js';
 
 const COMMANDS = 200;

@@ -1,12 +1,10 @@
-import { shutDown, type EngineContext } from '../engine-context.js';
+import { shutDown, type EngineContext, queueKey, type BusyKeys } from '../engine-context.js';
 import type { Lock } from '../lock.interface.js';
-import type { LockLeases } from '../hold/lock-leases.js';
 import type { LockRequest } from '../request/lock-request.js';
 import { WaitQueue } from '../wait/wait-queue.js';
-import { HeldLock } from '../hold/held-lock.js';
+import { HeldLock, holdLock, type HoldParts } from '../hold/held-lock.js';
 import { AttemptCall, marksWriter, sendAttempt } from './attempt-call.js';
 import { createQueueDriver } from '../wait/queue-driver.js';
-import { queueKey, type BusyKeys } from './busy-keys.js';
 import type { AttemptOutcome, QueueDriver } from '../wait/wait.types.js';
 import { Refusals } from './refusals.js';
 import { waitInQueue, type WaiterParts } from '../wait/waiter.js';
@@ -26,7 +24,7 @@ export class LockAcquirer {
 
   constructor(
     private readonly context: EngineContext,
-    private readonly leases: LockLeases,
+    private readonly hold: HoldParts,
     /**
      * The keys this process is busy with, and their queue. Until a second request here wants
      * them, a first attempt and the lock it wins stand here alone, without a queue: most locks
@@ -35,7 +33,7 @@ export class LockAcquirer {
     private readonly busyKeys: BusyKeys<KeyEntry>,
   ) {
     this.refusals = new Refusals(context);
-    this.waiting = { context, leases, refusals: this.refusals };
+    this.waiting = { context, hold, refusals: this.refusals };
     this.driver = createQueueDriver(context, busyKeys);
   }
 
@@ -133,7 +131,7 @@ export class LockAcquirer {
       return this.afterFirstAttempt(request, queue, outcome);
     }
     try {
-      const lock = this.leases.hold(request, undefined, outcome.grant);
+      const lock = holdLock(this.hold, request, undefined, outcome.grant);
       this.busyKeys.set(id, lock);
       return lock;
     } catch (error) {
@@ -149,9 +147,9 @@ export class LockAcquirer {
   ): Lock | Promise<Lock> {
     if ('grant' in outcome) {
       queue.endOutsideAttempt(true);
-      return this.leases.hold(request, queue, outcome.grant);
+      return holdLock(this.hold, request, queue, outcome.grant);
     }
-    if (this.context.bus.listening && !outcome.late) {
+    if (this.context.bus.observed && !outcome.late) {
       this.context.emit({ type: 'contended', key: request.label, pttl: outcome.pttl });
     }
     if (request.options.wait === 0) {

@@ -1,23 +1,58 @@
 import { LockLostError, type LockError, type LockLossReason } from '../../errors/lock.errors.js';
 import type { WatchedLease } from './watched-lease.js';
+import type { LeaseWatchdog } from './lease-watchdog.js';
 import type { Lock } from '../lock.interface.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
-import type {
-  LockKind,
-  ReleaseOptions,
-  ReleaseReport,
-  ReleaseResult,
-} from '../../stores/lock-store.interface.js';
-import type { EngineContext } from '../engine-context.js';
-import { newLockToken, type LockRequest } from '../request/lock-request.js';
-import { StoreCall } from '../store-calls/store-call.js';
-import type { Grant, Waiter } from '../wait/wait.types.js';
+import type { LockKind, ReleaseResult } from '../../stores/lock-store.interface.js';
+import { shutDown, type EngineContext, type BusyKeys } from '../engine-context.js';
+import type { LockRequest } from '../request/lock-request.js';
+import type { Grant } from '../wait/wait.types.js';
 import { isLate } from '../acquire/attempt-call.js';
+import { lateGrantError } from '../acquire/refusals.js';
+import { extendLock, releaseLock } from './lock-release.js';
 
-/** What a held lock asks of the engine that created it. */
-export interface LeaseKeeper {
-  releaseLease(lock: HeldLock): Promise<ReleaseResult>;
-  extendLease(lock: HeldLock, ttl: number): Promise<void>;
+/** The engine's parts a held lock uses to release, extend and end itself. */
+export interface HoldParts {
+  readonly context: EngineContext;
+  /** Watches every held lock, so its list is the list of held locks. */
+  readonly watchdog: LeaseWatchdog<HeldLock>;
+  /** The acquirer's table, which holds a lock without a queue (see `HeldLock.queue`). */
+  readonly busyKeys: BusyKeys<object>;
+}
+
+/**
+ * Turns a won attempt into a held lock of `queue` (which already counts it as a holder), if
+ * any, watched from now on; a grant that aged past its lease, or came after shutdown, is given
+ * back instead.
+ */
+export function holdLock(
+  parts: HoldParts,
+  request: LockRequest,
+  queue: WaitQueue | undefined,
+  grant: Grant,
+): HeldLock {
+  const { context, watchdog } = parts;
+  // A grant checked when its answer came may still have aged in the ticks since.
+  if (context.closed || isLate(grant)) {
+    if (grant.from) watchdog.delete(grant.from);
+    queue?.holderLeft(false);
+    context.giveBack(request.fullKeys, grant.token, request.kind);
+    if (context.closed) throw shutDown(request.label);
+    throw lateGrantError(request, performance.now() - grant.startedAt);
+  }
+  const lock = new HeldLock(parts, queue, request, grant);
+  if (grant.from) watchdog.transfer(grant.from, lock);
+  else watchdog.add(lock, grant.startedAt);
+  if (context.bus.observed) {
+    const waited = performance.now() - request.startedAt;
+    context.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });
+  }
+  const { signal } = request.options;
+  if (signal?.aborted) {
+    void lock.release().catch(() => undefined);
+    throw signal.reason;
+  }
+  return lock;
 }
 
 /** A lock this process holds in the store. */
@@ -47,7 +82,7 @@ export class HeldLock implements Lock, WatchedLease {
   private loss?: LockLostError;
 
   constructor(
-    private readonly keeper: LeaseKeeper,
+    readonly parts: HoldParts,
     /**
      * The local queue of the lock's keys, which counts this lock as a holder. A lock taken while
      * nobody else here wanted its keys has none until somebody does (see `LockAcquirer`).
@@ -101,11 +136,11 @@ export class HeldLock implements Lock, WatchedLease {
 
   extend(ttl = this.ttl): Promise<void> {
     if (this.state !== 'held') return Promise.reject(new LockLostError(this.key, 'expired'));
-    return this.keeper.extendLease(this, ttl);
+    return extendLock(this, ttl);
   }
 
   release(): Promise<ReleaseResult> {
-    this.releasing ??= this.keeper.releaseLease(this);
+    this.releasing ??= releaseLock(this);
     return this.releasing;
   }
 
@@ -140,91 +175,4 @@ export class HeldLock implements Lock, WatchedLease {
     this.abortReason = reason;
     this.controller?.abort(reason);
   }
-}
-
-/** A successor lease: the lease a release sets for the next waiter here, in the same call. */
-export type Successor = NonNullable<ReleaseOptions['successor']>;
-
-/**
- * One release in flight. When this process still wants the key, it keeps the process's place
- * in the store's line, or hands the key straight to the next waiter here (its successor).
- */
-export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
-  /** The queue's id, if it still waits: it keeps its place in the store's line. */
-  readonly requeue?: string;
-  /** The waiter the release may hand the key to, with the lease set for it. */
-  readonly successorWaiter?: Waiter;
-  /** The successor lease the release sets for it. */
-  readonly successor?: Successor;
-  /** When the release was sent, if it sets a successor lease (which counts from then). */
-  readonly sentAt?: number;
-  /**
-   * Whether this release ends the lock. A lock already lost (or run out) ended with that event:
-   * its release still clears the key, but a second end in `events$` would count it twice.
-   */
-  private readonly ends: boolean;
-
-  constructor(
-    private readonly context: EngineContext,
-    readonly lock: HeldLock,
-    /** The lock's queue, unless the lock had already ended. */
-    readonly queue: WaitQueue | undefined,
-  ) {
-    super(context.deadlines, lock.key, 'release', context.health);
-    this.ends = !lock.ended;
-    if (queue?.waiting) this.requeue = queue.id;
-    this.successorWaiter =
-      lock.fullKeys.length === 1 && context.localGrants ? queue?.successorWaiter() : undefined;
-    if (this.successorWaiter) {
-      this.successor = { token: newLockToken(), ttl: this.successorWaiter.successorTtl! };
-      // A successor lease counts from before the send; a deadline may count from just after.
-      this.sentAt = performance.now();
-    }
-  }
-
-  /** What the store is asked beyond the release itself; nothing in the common case. */
-  get options(): ReleaseOptions | undefined {
-    const { requeue, successor } = this;
-    const { kind } = this.lock;
-    if (kind.type !== 'mutex') return { kind, requeue };
-    return requeue === undefined && !successor ? undefined : { requeue, successor };
-  }
-
-  /**
-   * The answer, in the step it arrives: the queue hears what the store said, and the successor
-   * gets its lease.
-   */
-  protected override map(report: ReleaseReport): ReleaseResult {
-    const { context, lock, queue, successorWaiter, successor, sentAt } = this;
-    queue?.noteRelease(report.waitersElsewhere, this.requeue !== undefined);
-    if (this.ends) emitReleased(context, lock, report.result);
-    if (successorWaiter) {
-      // The lease set for the successor counts from when the release was sent.
-      const expiresAt = context.leaseEnd(sentAt!, successor!.ttl);
-      let grant: Grant | undefined = report.succeeded
-        ? { token: successor!.token, startedAt: sentAt!, expiresAt }
-        : undefined;
-      if (grant && isLate(grant)) {
-        // Set too long ago to hold: the successor tries for a lease of its own instead.
-        context.giveBack(lock.fullKeys, grant.token);
-        grant = undefined;
-      }
-      queue!.successorAnswered(successorWaiter, grant);
-    }
-    return report.result;
-  }
-
-  protected override onFailure(): void {
-    if (this.successorWaiter) this.queue!.successorAnswered(this.successorWaiter, undefined);
-  }
-
-  protected override lateAnswer(late: ReleaseReport): void {
-    if (late.succeeded) this.context.giveBack(this.lock.fullKeys, this.successor!.token);
-  }
-}
-
-export function emitReleased(context: EngineContext, lock: HeldLock, result: ReleaseResult): void {
-  if (!context.bus.listening) return;
-  const held = performance.now() - lock.acquiredAt;
-  context.emit({ type: 'released', key: lock.key, held, result });
 }

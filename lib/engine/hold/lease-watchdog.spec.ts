@@ -33,7 +33,6 @@ function watchdogWith(
     extend,
     renewed: () => undefined,
     lost: (gone, reason) => void lost.push([gone.fullKeys[0], reason]),
-    failed: () => undefined,
     leaseEnd: (sentAt, ttl) => sentAt + ttl,
   });
 }

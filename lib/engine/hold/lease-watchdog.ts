@@ -1,7 +1,7 @@
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { ExtendResult, LeaseExtension } from '../../stores/lock-store.interface.js';
-import { DueHeap } from './watched-lease.js';
 import {
+  DueHeap,
   dueAt,
   interval,
   newEntry,
@@ -18,7 +18,6 @@ export interface WatchdogHooks {
   extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
   renewed(lease: WatchedLease, ttl: number): void;
   lost(lease: WatchedLease, reason: LockLossReason): void;
-  failed(error: unknown): void;
   /** When a lease of `ttl` ms sent at `sentAt` is surely over in the store. */
   leaseEnd(sentAt: number, ttl: number): number;
 }
@@ -45,13 +44,13 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   private readonly line = new RenewalLine();
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
+  private onEmptied?: () => void;
 
   constructor(private readonly hooks: WatchdogHooks) {}
 
   get size(): number {
     return this.due.size;
   }
-
   /** Every lease watched now. */
   leases(): L[] {
     return this.due.all().map((entry) => entry.lease as L);
@@ -65,9 +64,8 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   }
 
   /**
-   * Watches `to` in place of `from`, the same lease in the store under a new holder, on the
-   * same schedule, in the same place: no timer work, as this is the hot path of a local hand-off.
-   * A renewal of `from` in line or in flight goes on for `to`.
+   * Watches `to` in place of `from`, the same lease under a new holder, on the same schedule:
+   * no timer work on a local hand-off's hot path. A renewal of `from` goes on for `to`.
    */
   transfer(from: WatchedLease, to: L): void {
     const entry = from.watch;
@@ -119,6 +117,12 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     if (!entry) return;
     lease.watch = undefined;
     this.due.remove(entry);
+    if (this.due.size === 0) this.onEmptied?.();
+  }
+
+  /** Resolves once no lease is watched (shutdown waits for the last holder). */
+  emptied(): Promise<void> {
+    return this.due.size === 0 ? Promise.resolve() : new Promise((r) => (this.onEmptied = r));
   }
 
   stop(): void {
@@ -136,8 +140,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
 
   /** Takes the leases due now off the top of the heap, a slice per task. */
   private tick(): void {
-    // A tick run by setImmediate leaves the timer armed: cleared here, or each such tick would
-    // leave one more timer behind, and each of those one more tick.
+    // A tick run by setImmediate finds the timer armed: cleared, or ticks would pile up.
     this.stopTimer();
     const now = performance.now();
     let top = this.due.peek();
@@ -166,9 +169,8 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
 
   /**
    * Whether `entry`, renewable, goes in line now: when due within `RENEW_EARLY_MS`, or up to a
-   * quarter of its interval early to fill the last call in line, not to start one: taking all
-   * the leases due within a quarter of an interval at once would send them in a burst, which
-   * holds up everyone else on the Redis.
+   * quarter of its interval early to fill the last call in line, never to start one (a burst
+   * of such calls would hold up everyone else on the Redis).
    */
   private takes(entry: WatchEntry, now: number): boolean {
     const early = interval(entry.lease) / 4;
@@ -193,12 +195,10 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
           results.forEach((result, i) =>
             this.settle(entries[i], sent[i], requests[i].ttl, sentAt, result),
           ),
-        (error: unknown) => {
-          this.hooks.failed(error);
-          for (const entry of entries) this.retrySoon(entry);
-        },
+        // The store call has told health of the failure; each lease retries soon.
+        () => entries.forEach((entry) => this.retrySoon(entry)),
       )
-      .catch((error: unknown) => this.hooks.failed(error))
+      .catch(() => undefined)
       .finally(() => {
         this.line.answered();
         this.sendLine();

@@ -1,9 +1,8 @@
 import { pollInterval } from '../../policy/wait-policy.js';
 import type { ReleaseListener } from '../../stores/lock-store.interface.js';
-import type { EngineContext } from '../engine-context.js';
+import type { EngineContext, BusyKeys } from '../engine-context.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { QueueDriver } from './wait.types.js';
-import type { BusyKeys } from '../acquire/busy-keys.js';
 
 /**
  * What every queue of an engine asks of the store, made once and shared by them all, so that

@@ -6,14 +6,14 @@ import { MAX_TTL } from '../request/lock-options.validation.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Waiter } from './wait.types.js';
 import type { EngineContext } from '../engine-context.js';
-import type { LockLeases } from '../hold/lock-leases.js';
+import { holdLock, type HoldParts } from '../hold/held-lock.js';
 import { sendAttempt } from '../acquire/attempt-call.js';
 import type { Refusals } from '../acquire/refusals.js';
 
-/** What a waiter uses: the store, through attempts; the leases, to hold what it wins. */
+/** What a waiter uses: the store, through attempts; the hold parts, to hold what it wins. */
 export interface WaiterParts {
   readonly context: EngineContext;
-  readonly leases: LockLeases;
+  readonly hold: HoldParts;
   /** The error for a request that waited in vain: `LockBusyError`, unless its grants came too late. */
   readonly refusals: Refusals;
 }
@@ -54,7 +54,7 @@ export function waitInQueue(
       deliver: (grant) => {
         finish();
         try {
-          resolve(parts.leases.hold(request, queue, grant));
+          resolve(holdLock(parts.hold, request, queue, grant));
         } catch (error) {
           reject(error);
         }

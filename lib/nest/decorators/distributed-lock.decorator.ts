@@ -1,5 +1,4 @@
 import { Inject, Optional } from '@nestjs/common';
-import { throwError } from 'rxjs';
 import { checkOnLost, validateLockOptions } from '../../engine/request/lock-options.validation.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import type {
@@ -8,10 +7,8 @@ import type {
 } from '../interfaces/distributed-lock-options.interface.js';
 import { compileLockKey, type LockKeySource } from '../keys/lock-key.resolver.js';
 import { LockService } from '../lock.service.js';
-import { LOCK_SERVICE, markLockedMethod, notManaged } from './locked-instances.js';
-import { runLockedMethod, type LockedMethodPlan } from './locked-method.runner.js';
-
-type Method = (...args: unknown[]) => unknown;
+import { LOCK_SERVICE, markLockedMethod } from './locked-instances.js';
+import { lockedMethod, type LockedMethodPlan, type Method } from './locked-method.runner.js';
 
 /**
  * Runs the method while holding a distributed lock, renewed as long as the method runs.
@@ -43,17 +40,7 @@ export function DistributedLock(
     Inject(LockService)(target, LOCK_SERVICE);
     Optional()(target, LOCK_SERVICE);
     markLockedMethod(target, method);
-    const locked = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
-      const service = this?.[LOCK_SERVICE];
-      if (!(service instanceof LockService)) {
-        // Fail the way every other outcome arrives: as a rejection (or a stream error).
-        const error = notManaged(method);
-        return plan.returnsObservable ? throwError(() => error) : Promise.reject(error);
-      }
-      return runLockedMethod(service.engine, plan, args, () =>
-        (original as Method).apply(this, args),
-      );
-    };
+    const locked = lockedMethod(plan, original as Method);
     copyIdentity(original as Method, locked);
     (descriptor as TypedPropertyDescriptor<unknown>).value = locked;
   };

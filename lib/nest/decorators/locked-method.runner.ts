@@ -1,4 +1,4 @@
-import { isObservable, Observable, type Subscriber, type Subscription } from 'rxjs';
+import { isObservable, Observable, throwError, type Subscriber, type Subscription } from 'rxjs';
 import type { LockEngine } from '../../engine/lock-engine.js';
 import type { Lock } from '../../engine/lock.interface.js';
 import { LockBusyError, LockLostError, LockStoreError } from '../../errors/lock.errors.js';
@@ -6,6 +6,10 @@ import type { OnBusy, OnLostCall } from '../interfaces/distributed-lock-options.
 import { holdWhile, lossOf, type OnLost } from '../../engine/hold/lock-context.js';
 import type { LockOptions } from '../../engine/request/lock-options.interface.js';
 import type { KeyResolver } from '../keys/lock-key.resolver.js';
+import { LockService } from '../lock.service.js';
+import { LOCK_SERVICE, notManaged } from './locked-instances.js';
+
+export type Method = (...args: unknown[]) => unknown;
 
 /** Everything `@DistributedLock` decided at decoration time. */
 export interface LockedMethodPlan {
@@ -17,6 +21,22 @@ export interface LockedMethodPlan {
   readonly onLost: OnLostCall;
   /** The method is declared to return an Observable: lock per subscription. */
   readonly returnsObservable: boolean;
+}
+
+/**
+ * The method `@DistributedLock` puts in place of `original`: each call runs under its lock,
+ * taken through the `LockService` Nest injected into the instance.
+ */
+export function lockedMethod(plan: LockedMethodPlan, original: Method): Method {
+  return function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
+    const service = this?.[LOCK_SERVICE];
+    if (!(service instanceof LockService)) {
+      // Fail the way every other outcome arrives: as a rejection (or a stream error).
+      const error = notManaged(plan.method);
+      return plan.returnsObservable ? throwError(() => error) : Promise.reject(error);
+    }
+    return runLockedMethod(service.engine, plan, args, () => original.apply(this, args));
+  };
 }
 
 /** Runs one call of a decorated method under its lock. */

@@ -3,8 +3,7 @@ import { LockOptionsError, StaleFenceError } from '../../errors/lock.errors.js';
 import { randomUUID } from 'node:crypto';
 import { FENCED_WRITE } from './scripts/fenced-write.scripts.js';
 import { COMPANION_SEPARATOR, companionKey } from './key-slots.js';
-import { directSender } from './command-sender.js';
-import { runScript } from './script-runner.js';
+import { directSender, runScript } from './command-sender.js';
 
 /**
  * The most writes one `fencedWrite` call carries. They run in one script, which Redis serves

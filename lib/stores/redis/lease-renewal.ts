@@ -1,8 +1,12 @@
 import type { ExtendResult, LeaseExtension } from '../lock-store.interface.js';
 import { clusterSlot } from './key-slots.js';
-import type { CommandSender, RedisArg } from './command-sender.js';
-import { runScript } from './script-runner.js';
-import { extendOutcome, memberLetter } from './script-runner.js';
+import {
+  type CommandSender,
+  type RedisArg,
+  runScript,
+  extendOutcome,
+  memberLetter,
+} from './command-sender.js';
 import { EXTEND } from './scripts/release.scripts.js';
 
 /**

@@ -13,11 +13,10 @@ import {
   type StoreInspectOptions,
   type StoreListOptions,
 } from '../lock-inspection.interface.js';
-import type { CommandSender } from './command-sender.js';
+import { type CommandSender, runScript } from './command-sender.js';
 import { fenceKeyOf, turnsKeyOf, writerKeyOf } from './key-slots.js';
 import { listLocks } from './lock-listing.js';
 import { ownersOf, registerOwner } from './owner-registry.js';
-import { runScript } from './script-runner.js';
 import { FORCE_RELEASE, INSPECT } from './scripts/inspection.scripts.js';
 import type { PublishCommand } from './scripts/lua-script.js';
 

@@ -5,10 +5,9 @@ import {
   type LockSummary,
   type StoreListOptions,
 } from '../lock-inspection.interface.js';
-import type { CommandSender } from './command-sender.js';
+import { type CommandSender, runScript } from './command-sender.js';
 import { COMPANION_SEPARATOR } from './key-slots.js';
 import { ownersOf } from './owner-registry.js';
-import { runScript } from './script-runner.js';
 import { SUMMARY } from './scripts/inspection.scripts.js';
 
 /**

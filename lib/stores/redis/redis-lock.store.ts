@@ -27,16 +27,20 @@ import { TURN_GRACE } from '../../policy/wait-policy.js';
 import type { PublishCommand } from './scripts/lua-script.js';
 import { GIVE_BACK, LEAVE, RELEASE } from './scripts/release.scripts.js';
 import { notifierFor, type ReleaseNotifier } from './release-notifier.js';
-import { runScript } from './script-runner.js';
-import { RedisLockInspector } from './lock-inspection.js';
-import { ACQUIRED, attemptOf, heldAs, memberLetter, releaseReport } from './script-runner.js';
-import { ACQUIRE_HOLDER, RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
 import {
+  runScript,
+  ACQUIRED,
+  attemptOf,
+  heldAs,
+  memberLetter,
+  releaseReport,
   corkingSender,
   directSender,
   type CommandSender,
   type RedisArg,
 } from './command-sender.js';
+import { RedisLockInspector } from './lock-inspection.js';
+import { ACQUIRE_HOLDER, RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
 
 const SHARED_KINDS: readonly SharedLockType[] = Object.freeze(['semaphore', 'read', 'write']);
 const NO_RELEASE_OPTIONS: ReleaseOptions = Object.freeze({});
@@ -119,14 +123,13 @@ export class RedisLockStore implements LockStore {
     if (single && queue === undefined && !fencing) return this.acquireBySet(keys[0], token, ttl);
     const read = (codes: unknown): AcquireAttempt => attemptOf(codes, fencing);
     return single && queue !== undefined && request.takesTurns !== false
-      ? this.acquireInTurn(keys[0], token, ttl, fencing, queue, read)
+      ? this.acquireInTurn(request, queue, read)
       : this.acquireByScript(request, read);
   }
 
   /** Not async, and the holder's lease is read only when busy: this is every uncontended lock. */
   private acquireBySet(key: string, token: string, ttl: number): Promise<AcquireAttempt> {
-    // Read as the reply is parsed. A busy key's PTTL is asked once the parse is over, not by a
-    // command sent from inside ioredis's reply loop.
+    // Read as parsed; a busy key's PTTL is asked after the parse, not from ioredis's reply loop.
     return this.send('set', [key, token, 'PX', ttl, 'NX'], (reply) =>
       reply === 'OK'
         ? ACQUIRED
@@ -173,10 +176,7 @@ export class RedisLockStore implements LockStore {
   }
 
   private acquireInTurn(
-    key: string,
-    token: string,
-    ttl: number,
-    fencing: boolean,
+    { keys: [key], token, ttl, fencing }: AcquireRequest,
     queue: string,
     read: (codes: unknown) => AcquireAttempt,
   ): Promise<AcquireAttempt> {
