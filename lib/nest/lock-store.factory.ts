@@ -10,6 +10,7 @@ import { DEFAULT_STORE_TIMEOUT } from './lock.constants.js';
 import { redisUrlTarget } from '../stores/redis/redis-url.validation.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
+import { closeConnection } from '../stores/redis/close-connection.js';
 import {
   failUnansweredOnClose,
   OWNED_CLIENT_OPTIONS,
@@ -60,9 +61,8 @@ function provideRedlock(options: LockModuleOptions, owned: Owned): ProvidedStore
     store,
     close: async () => {
       await store.close();
-      await Promise.allSettled(
-        created.map((client) => client.quit().catch(() => client.disconnect())),
-      );
+      // A node that never connected (or is reconnecting) would hold a QUIT for its whole retry.
+      await Promise.allSettled(created.map((client) => closeConnection(client)));
     },
   };
 }

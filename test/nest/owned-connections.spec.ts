@@ -61,17 +61,6 @@ async function bootAndCall(
   }
 }
 
-/**
- * Closes an app whose Redis may be down or unreachable, its clients first: a Cluster client that
- * never connected holds `app.close()` (a known gap, in the closing note), and this file is about
- * what is said, not about shutdown.
- */
-async function closeDown(app: INestApplicationContext): Promise<void> {
-  const clients = [app.get<LockRedisClient>(LOCK_REDIS_CLIENT)].flat();
-  for (const client of clients) client?.disconnect();
-  await app.close();
-}
-
 describe("the module's own connections", () => {
   const apps: INestApplicationContext[] = [];
   // Apps closed while their Redis is still up, which `beforeStop` is for.
@@ -156,7 +145,7 @@ describe("the module's own connections", () => {
             { ...target, storeTimeout: 300, logger: transcript.logger },
             transcript,
           );
-          if (app) await closeDown(app);
+          await app?.close();
           booted += app ? 1 : 0;
           const leaks = [...transcript.all(), ...consoleLines].filter((text) =>
             text.includes(MARKER),
@@ -217,6 +206,46 @@ describe("the module's own connections", () => {
       expect(transcript.logger.at('warn').map(({ text }) => text)).toEqual([
         expect.stringMatching(/^Redis refuses INFO to the lock store's connection \(NOPERM/),
       ]);
+    });
+  });
+
+  describe('closing while a connection keeps failing', () => {
+    /** A TLS URL to a plain server: every handshake fails, and the client retries for ever. */
+    const failingUrl = (): string => `rediss://127.0.0.1:${redis.server.port}`;
+    const within = <T>(ms: number, work: Promise<T>): Promise<T | 'late'> => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, ms, 'late')));
+      return Promise.race([work, late]).finally(() => clearTimeout(timer));
+    };
+    const targets: Record<string, (url: string) => Partial<LockModuleOptions>> = {
+      redlock: (url) => ({ redlock: [url] }),
+      redis: (url) => ({ redis: url }),
+      cluster: (url) => ({ redis: { cluster: [url] } }),
+    };
+
+    it.each(Object.keys(targets))(
+      'app.close() ends at once with a failing %s node',
+      async (name) => {
+        const options = {
+          ...targets[name](failingUrl()),
+          storeTimeout: 300,
+          logger: false,
+        } as const;
+        const app = await bootAndCall(options, new Transcript());
+
+        expect(await within(2_000, app!.close())).toBeUndefined();
+      },
+    );
+
+    it("canary: the failing node's own QUIT waits through its retries", async () => {
+      const options = { ...targets.redlock(failingUrl()), storeTimeout: 300, logger: false };
+      const app = await bootAndCall(options, new Transcript());
+      const [client] = [app!.get<LockRedisClient>(LOCK_REDIS_CLIENT)].flat();
+
+      const quit = client!.quit().catch(() => 'failed');
+
+      expect(await within(2_000, quit)).toBe('late');
+      await app!.close();
     });
   });
 });
