@@ -186,6 +186,17 @@ describe('the registration', () => {
     await engine.close();
     expect(await redis.probe.exists(key)).toBe(0);
   });
+
+  it('is deleted by the last of two engines of this process with one prefix to close', async () => {
+    const [first, second] = [testEngine(), testEngine()];
+    await Promise.all([first.init(), second.init()]);
+    const key = registrationKeyOf('lock:', PROCESS_ID);
+    await first.close();
+    await first.close();
+    expect(await redis.probe.pttl(key)).toBeGreaterThan(50_000);
+    await second.close();
+    expect(await redis.probe.exists(key)).toBe(0);
+  });
 });
 
 describe('list', () => {

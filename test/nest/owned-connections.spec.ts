@@ -238,7 +238,11 @@ describe("the module's own connections", () => {
     );
 
     it("canary: the failing node's own QUIT waits through its retries", async () => {
-      const options = { ...targets.redlock(failingUrl()), storeTimeout: 300, logger: false };
+      const options = {
+        ...targets.redlock(failingUrl()),
+        storeTimeout: 300,
+        logger: false as const,
+      };
       const app = await bootAndCall(options, new Transcript());
       const [client] = [app!.get<LockRedisClient>(LOCK_REDIS_CLIENT)].flat();
 

@@ -24,10 +24,19 @@ export function registrationKeyOf(prefix: string, processId: string): string {
 }
 
 /**
+ * The registrations of this process still open, by key. Two modules of one process with one
+ * prefix share the key (tokens name the process, not the module): only the last to close
+ * deletes it. Keyed by name alone, a module on another Redis with the same prefix only delays a
+ * deletion, and the registration then lapses by itself.
+ */
+const openRegistrations = new Map<string, number>();
+
+/**
  * Writes the registration now and again every `REGISTRATION_RENEWAL` ms, always with an expiry,
  * from an unref'd timer in the library's scope: it neither keeps the process alive nor runs in
  * the context of the caller that started it. A write that fails (Redis down) is simply made
- * again at the next renewal. The returned function stops it and deletes the registration.
+ * again at the next renewal. The returned function stops it and deletes the registration,
+ * unless another module of this process still has it open.
  */
 export function registerOwner(
   client: Redis | Cluster,
@@ -42,8 +51,15 @@ export function registerOwner(
     write();
     return setInterval(write, REGISTRATION_RENEWAL).unref();
   });
+  openRegistrations.set(key, (openRegistrations.get(key) ?? 0) + 1);
+  let closed = false;
   return async () => {
     clearInterval(timer);
+    if (closed) return;
+    closed = true;
+    const open = openRegistrations.get(key)! - 1;
+    if (open > 0) return void openRegistrations.set(key, open);
+    openRegistrations.delete(key);
     // Sent, not awaited: on a connection that is down, ioredis would hold the DEL (and shutdown
     // with it) until it gave up. Up, the QUIT that closes an owned client follows it on the same
     // connection; down, the registration lapses by itself.
