@@ -10,7 +10,7 @@ export const CALL_SLICE = 50;
  * with a third of its ttl left is **urgent**: it goes out at once, whatever is in flight, as the
  * cap must never cost a lock when replies are slow.
  */
-export const CALLS_IN_FLIGHT = 4;
+export const CALLS_IN_FLIGHT = 2;
 
 /** Leases already sent that the line may keep before it drops them. */
 const SENT_KEPT = 1_024;
