@@ -41,8 +41,13 @@ async function workload(client: Redis) {
       keys.every((key) => (renewals.get(key) ?? 0) >= 2),
     );
     const renewedHeld = locks.filter((lock) => lock.isHeld).length;
-    await Promise.all(locks.map((lock) => lock.extend(60_000)));
-    const pttls = await Promise.all(keys.map((key) => client.pttl(`lock:${key}`)));
+    // Not renewed, so that no renewal in line goes out after the extend and sets the ttl again.
+    const unrenewed = await Promise.all(
+      keys.map((key) => engine.acquire(`once:${key}`, { ttl: TTL, autoRenew: false })),
+    );
+    await Promise.all(unrenewed.map((lock) => lock.extend(60_000)));
+    const pttls = await Promise.all(keys.map((key) => client.pttl(`lock:once:${key}`)));
+    await Promise.all(unrenewed.map((lock) => lock.release()));
 
     const fenced: number[] = [];
     for (let i = 0; i < 5; i++) {
