@@ -133,8 +133,11 @@ describe('every reply delayed past the ttl (proxy: 50 ms to Redis, 500 ms back; 
       // By the time the engine could have reported the lock, another process held it.
       expect(takenAt.get(key)!).toBeLessThan(at);
     }
+    // The crowd's first SET NX to land won the key in Redis, and its grant came back late.
     expect(
-      results.some(({ name, error }) => name === 'crowd #0' && error instanceof LockStoreError),
+      results.some(
+        ({ name, error }) => name.startsWith('crowd') && error instanceof LockStoreError,
+      ),
     ).toBe(true);
     await afterDelays(keys);
   }

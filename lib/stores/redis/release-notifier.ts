@@ -105,8 +105,14 @@ export function notifierFor(client: Redis | Cluster): ReleaseNotifier {
       client.duplicate([], { shardedSubscribers: true, enableOfflineQueue: true });
     return new ReleaseNotifier(subscriber, true);
   }
-  // SUBSCRIBE is safe to send twice: let a reconnect resend it.
+  // SUBSCRIBE is safe to send twice: let a reconnect resend it. No ready check: SUBSCRIBE runs on
+  // a server that is still loading, and ioredis 5 sends a SUBSCRIBE made as the socket connects
+  // ahead of the check's INFO, which the server then refuses in subscriber mode, failing both.
   const subscriber = () =>
-    client.duplicate({ enableOfflineQueue: true, autoResendUnfulfilledCommands: true });
+    client.duplicate({
+      enableOfflineQueue: true,
+      autoResendUnfulfilledCommands: true,
+      enableReadyCheck: false,
+    });
   return new ReleaseNotifier(subscriber, false);
 }
