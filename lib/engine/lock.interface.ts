@@ -22,8 +22,10 @@ export interface Lock extends AsyncDisposable {
   remainingTime(): number;
   /**
    * Sets the lease to `ttl` ms from now (default: the lock's ttl), never past `maxHold`. A
-   * shorter `ttl` shortens the lease, and `isHeld` and `remainingTime()` follow it. Throws
-   * `LockLostError` if the lock is no longer ours.
+   * shorter `ttl` shortens the lease, and `isHeld` and `remainingTime()` follow it. With
+   * `autoRenew`, the watchdog's next renewal, a third of the lock's ttl later, sets the lease back
+   * to the lock's ttl; a lease shorter than that third runs out first. Throws `LockLostError` if
+   * the lock is no longer ours.
    */
   extend(ttl?: number): Promise<void>;
   /**

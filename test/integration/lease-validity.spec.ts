@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { filter, firstValueFrom } from 'rxjs';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockLostError, LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
@@ -107,6 +108,21 @@ describe('extend(shorter)', () => {
     expect(lock.remainingTime()).toBeGreaterThan(4_000);
     expect(await redis.probe.pttl('lock:again')).toBeGreaterThan(4_000);
     expect(lock.isHeld).toBe(true);
+    await lock.release();
+  });
+
+  it("is undone by the next renewal on an auto-renewed lock: the lease is the lock's ttl again", async () => {
+    const locks = engine(redis.server.port);
+    const lock = await locks.acquire('renewed', { ttl: 600 });
+    await lock.extend(60_000);
+    expect(await redis.probe.pttl('lock:renewed')).toBeGreaterThan(59_000);
+    // The watchdog's renewal, after the extend's own 'renewed'.
+    await firstValueFrom(
+      locks.events$.pipe(filter((event) => event.type === 'renewed' && event.ttl === 600)),
+    );
+
+    expect(await redis.probe.pttl('lock:renewed')).toBeLessThanOrEqual(600);
+    expect(lock.remainingTime()).toBeLessThanOrEqual(600);
     await lock.release();
   });
 
