@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { LockError, LockOptionsError, LockStoreError } from '../errors/lock.errors.js';
+import { LockOptionsError, LockStoreError } from '../errors/lock.errors.js';
 import type {
   LockInspection,
   LockInspector,
@@ -7,6 +7,7 @@ import type {
 } from '../stores/lock-inspection.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { inLibraryScope } from '../stores/library-scope.js';
+import { asStoreError } from './store-calls/store-error.js';
 import { describe } from './request/lock-options.validation.js';
 import { hasControlCharacter, PROCESS_ID, validateLockKeys } from './request/lock-request.js';
 
@@ -68,7 +69,7 @@ export class LockInspections {
     checkWhole(holders, 'holders');
     const inspector = this.inspector('inspect');
     const read = inspector.inspect(this.prefix + name, { prefix: this.prefix, holders });
-    const found = await this.bounded(read, name);
+    const found = await this.bounded(read, name, 'inspect');
     return found && { ...found, key: name };
   }
 
@@ -84,7 +85,7 @@ export class LockInspections {
     const match = escapeGlob(prefix) + pattern;
     const pages = this.inspector('list').list({ prefix, match, count })[Symbol.asyncIterator]();
     while (true) {
-      const page = await this.bounded(pages.next(), undefined);
+      const page = await this.bounded(pages.next(), undefined, 'list');
       if (page.done) return;
       for (const summary of page.value) yield { ...summary, key: summary.key.slice(prefix.length) };
     }
@@ -92,7 +93,8 @@ export class LockInspections {
 
   async forceRelease(key: string): Promise<boolean> {
     const name = singleKey(key);
-    return this.bounded(this.inspector('forceRelease').forceRelease(this.prefix + name), name);
+    const inspector = this.inspector('forceRelease');
+    return this.bounded(inspector.forceRelease(this.prefix + name), name, 'forceRelease');
   }
 
   private inspector(call: string): LockInspector {
@@ -104,17 +106,18 @@ export class LockInspections {
     );
   }
 
-  /** The store's answer, or `LockStoreError` when it fails or is later than `timeout`. */
-  private bounded<T>(call: Promise<T>, key: string | undefined): Promise<T> {
+  /**
+   * The store's answer, or `LockStoreError` when it fails or is later than `timeout`: a
+   * `LockStoreRefusedError` for a refusal (an ACL user without the inspection grants).
+   */
+  private bounded<T>(call: Promise<T>, key: string | undefined, what: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const timer = inLibraryScope(() =>
         setTimeout(() => {
           reject(new LockStoreError(key, `no answer within ${this.timeout} ms.`));
         }, this.timeout),
       );
-      call.then(resolve, (error: unknown) =>
-        reject(error instanceof LockError ? error : new LockStoreError(key, String(error), error)),
-      );
+      call.then(resolve, (error: unknown) => reject(asStoreError(error, key, what, this.prefix)));
       call.finally(() => clearTimeout(timer)).catch(() => undefined);
     });
   }

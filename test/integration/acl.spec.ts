@@ -180,6 +180,19 @@ describe('least privilege: the ACL rules of docs/acl.md', () => {
       });
     });
 
+    it('inspection without its grants is refused, naming the command to grant', async () => {
+      const { locks } = await start('mutexonly');
+      const listing = await errorOf(async () => {
+        for await (const summary of locks.list()) void summary;
+      });
+      expect(listing).toBeInstanceOf(LockStoreRefusedError);
+      expect(listing).toMatchObject({ refusal: 'permission', refused: 'scan' });
+      expect((listing as Error).message).toContain('grant +scan');
+      const inspecting = await errorOf(() => locks.inspect('core:inspected'));
+      expect(inspecting).toBeInstanceOf(LockStoreRefusedError);
+      expect((inspecting as Error).message).toMatch(/grant \+(type|mget)/);
+    });
+
     it('without &lock:*, a waiter on a hash-tagged key is refused, naming the channel', async () => {
       const holder = await start('notagchannel');
       const waiter = await start('notagchannel');
