@@ -187,7 +187,7 @@ describe("the module's own connections", () => {
       expect(consoleLines).toEqual([expect.stringMatching(/Skipping the ready check/)]);
     });
 
-    it("go to the module's logger, once, for its clients (the subscriber's too)", async () => {
+    it("go to the module's logger, once, for its clients (the subscriber runs no ready check)", async () => {
       const transcript = new Transcript();
       const app = await bootAndCall({ redis: url, logger: transcript.logger }, transcript);
       apps.push(app!);

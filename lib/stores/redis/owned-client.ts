@@ -57,21 +57,16 @@ export function tlsConnectTimeout(options: RedisOptions, storeTimeout: number): 
 
 /**
  * Sends ioredis's warning that its ready check was skipped (INFO refused to an ACL user) to
- * `warn` rather than to `console.warn`, for `client` and the connections duplicated from it (the
- * store's subscriber). The refusal is answered as ioredis does itself: as an empty INFO. Plain
- * (an ioredis whose ready check calls `info` otherwise): the warning goes to the console again.
+ * `warn` rather than to `console.warn`, for `client` (the store's subscriber, duplicated from
+ * it, runs no ready check). The refusal is answered as ioredis does itself: as an empty INFO.
+ * Plain (an ioredis whose ready check calls `info` otherwise): the warning goes to the console
+ * again.
  */
 export function warnReadyCheckThrough(client: Redis, warn: (message: string) => void): void {
   const info = client.info.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  const duplicate = client.duplicate.bind(client);
   Object.assign(client, {
     info: (...args: unknown[]) =>
       isReadyCheck(args) ? readyCheckInfo(info, args[0] as InfoCallback, warn) : info(...args),
-    duplicate: (...args: Parameters<Redis['duplicate']>) => {
-      const copy = duplicate(...args);
-      warnReadyCheckThrough(copy, warn);
-      return copy;
-    },
   });
 }
 
