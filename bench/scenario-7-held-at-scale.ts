@@ -1,5 +1,6 @@
 import { libraryLocker, rawLocker, releaseAll, takeAll } from './bulk-lockers.js';
 import type { ScenarioContext } from './context.js';
+import { collectGarbage } from './heap.js';
 import { withPairedRatio, runCell, type ScenarioResult } from './results.js';
 import {
   BULK_CONCURRENCY,
@@ -62,7 +63,7 @@ export async function runHeldAtScale(context: ScenarioContext): Promise<Scenario
     title: `${count.toLocaleString('en-US')} held locks on a shared Redis`,
     cells: [ratios, ...held],
     notes: [
-      `Bulk: every lock taken by ${BULK_CONCURRENCY} concurrent callers on one connection, then every lock released the same way; the library and raw alternate, each on a fresh connection and an empty server. The lease is the library's default, ${BULK_TTL_MS} ms, so no renewal runs during the cell (raw renews nothing); renewal at scale is the next cell's subject.`,
+      `Bulk: every lock taken by ${BULK_CONCURRENCY} concurrent callers on one connection, then every lock released the same way; the library and raw alternate, each on a fresh connection, an empty server and a collected heap. The lease is the library's default, ${BULK_TTL_MS} ms, so no renewal runs during the cell (raw renews nothing); renewal at scale is the next cell's subject.`,
       `Held: the same locks kept for the whole window by the watchdog (every ttl/3). Over 2 ms: commands that ran ${COMMAND_BUDGET_US} µs or longer (SLOWLOG, the bench's own probes left out); slowest: the slowest command of ours logged (floor ${COMMAND_BUDGET_US / 2} µs, 0 if none). Stalls: constant-time commands (a GET or PEXPIRE inside a script, a neighbour's TIME) logged at the floor or more, which only a held-up Redis (its host's CPU) explains; they land on whatever command runs. Lag: monitorEventLoopDelay in the holding process, resolution 10 ms. Heap per lock: after a full GC, with the locks held − before, over the locks; growth: end of the window − start. Redis per lock: INFO used_memory, held − before, over the locks (a mutex key with its expiry). Neighbour: another process on the same server sending one TIME every 5 ms, first for 5 s alone (before the locks are taken), then throughout the window; wait: from its send to the server time in the reply (how long Redis kept it waiting), round trip: as the neighbour saw it (its own scheduling included). CPU: the holding process's CPU time (all threads) and Redis's (INFO cpu) over the window; per renewal: the process's over the PEXPIREs run.`,
     ],
   };
@@ -71,6 +72,8 @@ export async function runHeldAtScale(context: ScenarioContext): Promise<Scenario
 /** Takes `count` keys at the bulk concurrency on a fresh connection, then releases them all. */
 async function takeAndGive({ target }: ScenarioContext, name: string, count: number) {
   await target.admin.flushall();
+  // The run before left 100,000 locks' garbage: collected now, or this run pays for it.
+  await collectGarbage();
   const locker = await (name === 'raw' ? rawLocker : libraryLocker)(target.url);
   try {
     const taken = await takeAll(locker, 'bulk', count, BULK_TTL_MS, BULK_CONCURRENCY);
