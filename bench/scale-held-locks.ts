@@ -63,6 +63,7 @@ export async function holdAtScale(context: ScenarioContext, ttl: number, holdMs:
       commandsOver2ms: slow.over,
       slowestCommandUs: slow.slowestUs,
       stalls: slow.stalls,
+      stealMs: slow.stealMs,
       lagP99: lag.percentile(99) / 1e6,
       lagMax: lag.max / 1e6,
       heapPerLockB: (held - before) / count,

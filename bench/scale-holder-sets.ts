@@ -31,10 +31,12 @@ export async function holderSetsAtScale(context: ScenarioContext) {
       semaphorePerSec: semaphore.perSec,
       semaphoreSlowestUs: semaphore.slowestUs,
       semaphoreOver2ms: semaphore.over,
+      semaphoreStealMs: semaphore.stealMs,
       redisPerHolderB: semaphore.bytesPerHolder,
       readsPerSec: readers.perSec,
       readersSlowestUs: readers.slowestUs,
       readersOver2ms: readers.over,
+      readersStealMs: readers.stealMs,
       redisPerReaderB: readers.bytesPerHolder,
     };
   } finally {

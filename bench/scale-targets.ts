@@ -32,7 +32,7 @@ export function scaleTargets(scenarios: readonly ScenarioResult[]): TargetCheck[
     add(
       7,
       `${label}: no command ≥ 2 ms (SLOWLOG)`,
-      `${held.commandsOver2ms} (slowest ${f(held.slowestCommandUs, 0)} µs; machine stalls: ${held.stalls})`,
+      `${held.commandsOver2ms} (slowest ${f(held.slowestCommandUs, 0)} µs; machine stalls: ${held.stalls}; host steal: ${f(held.stealMs, 0)} ms)`,
       held.commandsOver2ms === 0,
     );
     add(7, `${label}: event-loop lag p99 ≤ 20 ms`, `${f(held.lagP99, 1)} ms`, held.lagP99 <= 20);
@@ -71,7 +71,9 @@ export function scaleTargets(scenarios: readonly ScenarioResult[]): TargetCheck[
   if (sets) {
     const over = sets.semaphoreOver2ms + sets.readersOver2ms;
     const slowest = Math.max(sets.semaphoreSlowestUs, sets.readersSlowestUs);
-    add(9, 'holder sets: no command ≥ 2 ms', `${over} (slowest ${f(slowest, 0)} µs)`, over === 0);
+    const steal = sets.semaphoreStealMs + sets.readersStealMs;
+    const measured = `${over} (slowest ${f(slowest, 0)} µs; host steal: ${f(steal, 0)} ms)`;
+    add(9, 'holder sets: no command ≥ 2 ms', measured, over === 0);
   }
   return checks;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 
 /** What the server's SLOWLOG held at the end of a window. */
@@ -14,6 +15,12 @@ export interface SlowLogFigures {
    * so these count the machine's stalls, which land on whatever command is running.
    */
   readonly stalls: number;
+  /**
+   * CPU time the hypervisor gave to other guests over the window (`steal` in /proc/stat, all
+   * CPUs, 10 ms steps); NaN where it cannot be read. A Redis descheduled by its host logs its
+   * command as slow, whatever the command does.
+   */
+  readonly stealMs: number;
 }
 
 type Entry = [number, number, number, string[]];
@@ -33,7 +40,9 @@ export async function openSlowLog(
   await admin.config('SET', 'slowlog-log-slower-than', String(floorUs));
   await admin.config('SET', 'slowlog-max-len', '10000');
   await admin.slowlog('RESET');
+  const stealBefore = stolenMs();
   return async () => {
+    const stealMs = stolenMs() - stealBefore;
     const entries = (await admin.slowlog('GET', -1)) as Entry[];
     await admin.config('SET', 'slowlog-log-slower-than', saved.threshold);
     await admin.config('SET', 'slowlog-max-len', saved.maxLen);
@@ -47,6 +56,7 @@ export async function openSlowLog(
       slowestUs: slowest?.[2] ?? 0,
       slowest: slowest ? `${slowest[3][0]?.toLowerCase()} (${slowest[3].length} args)` : '–',
       stalls: ours.filter(([, , , args]) => CONSTANT_TIME.has(args[0]?.toLowerCase())).length,
+      stealMs,
     };
   };
 }
@@ -60,4 +70,15 @@ async function settings(admin: Redis): Promise<{ threshold: string; maxLen: stri
   const threshold = (await admin.config('GET', 'slowlog-log-slower-than')) as string[];
   const maxLen = (await admin.config('GET', 'slowlog-max-len')) as string[];
   return { threshold: threshold[1], maxLen: maxLen[1] };
+}
+
+/** The host's steal time since boot, all CPUs (ms); NaN off Linux. */
+function stolenMs(): number {
+  try {
+    // cpu  user nice system idle iowait irq softirq steal …, in USER_HZ (100 a second).
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+    return Number(fields[8]) * 10;
+  } catch {
+    return NaN;
+  }
 }
