@@ -16,7 +16,7 @@ import {
   OWNED_CLIENT_OPTIONS,
   ownedClusterOptions,
   tlsConnectTimeout,
-  warnReadyCheckThrough,
+  warnThrough,
 } from '../stores/redis/owned-client.js';
 import { RedlockLockStore } from '../stores/redlock/redlock-lock.store.js';
 
@@ -79,7 +79,7 @@ function connect(
     : clientOf(target as RedisOptions | string, name, owned.storeTimeout);
   if (client instanceof Redis) {
     failUnansweredOnClose(client);
-    warnReadyCheckThrough(client, owned.warn);
+    warnThrough(client, owned.warn);
   }
   // An unreachable Redis must not crash the app with an unhandled 'error' event; failures
   // surface as LockStoreError on the calls that need Redis.

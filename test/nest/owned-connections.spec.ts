@@ -209,6 +209,40 @@ describe("the module's own connections", () => {
     });
   });
 
+  describe("ioredis's warning of a password the server does not need", () => {
+    // The test server's default user has no password. RESP2 sends AUTH with the password alone,
+    // which such a server refuses (ioredis 6 defaults to HELLO 3 as `default`, which it takes).
+    const options = () => ({
+      host: '127.0.0.1',
+      port: redis.server.port,
+      password: 'not-needed',
+      protocol: 2 as const,
+    });
+
+    it("canary: a user's client with a password the server does not need warns on the console", async () => {
+      const client = new Redis(options());
+      await client.ping();
+      client.disconnect();
+
+      expect(consoleLines).toEqual([expect.stringMatching(/a password was supplied/)]);
+    });
+
+    it("goes to the module's logger, once for both its connections, and the locks work", async () => {
+      const transcript = new Transcript();
+      const app = await bootAndCall({ redis: options(), logger: transcript.logger }, transcript);
+      apps.push(app!);
+      // A waiter opens the store's second connection, which authenticates too.
+      await redis.probe.set('lock:unneeded', 'someone else', 'PX', 300);
+      await (await app!.get(LockService).acquire('unneeded', { wait: 3_000 })).release();
+
+      expect(consoleLines).toEqual([]);
+      expect(transcript.texts).toEqual([]);
+      expect(transcript.logger.at('warn').map(({ text }) => text)).toEqual([
+        expect.stringMatching(/^Redis needs no password, but the lock store's connection has one/),
+      ]);
+    });
+  });
+
   describe('closing while a connection keeps failing', () => {
     /** A TLS URL to a plain server: every handshake fails, and the client retries for ever. */
     const failingUrl = (): string => `rediss://127.0.0.1:${redis.server.port}`;

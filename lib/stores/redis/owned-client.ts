@@ -56,18 +56,54 @@ export function tlsConnectTimeout(options: RedisOptions, storeTimeout: number): 
 }
 
 /**
- * Sends ioredis's warning that its ready check was skipped (INFO refused to an ACL user) to
- * `warn` rather than to `console.warn`, for `client` (the store's subscriber, duplicated from
- * it, runs no ready check). The refusal is answered as ioredis does itself: as an empty INFO.
- * Plain (an ioredis whose ready check calls `info` otherwise): the warning goes to the console
- * again.
+ * Sends ioredis's console warnings about the module's own connections to `warn`, the module's
+ * logger: a ready check skipped because INFO is refused to an ACL user, and a password the
+ * server does not need. Each is answered as ioredis answers it itself (an empty INFO; an AUTH
+ * that changes nothing), for `client` and the connections duplicated from it (the store's
+ * subscriber runs no ready check, but authenticates). Plain (an ioredis that sends either
+ * otherwise): the warning goes to the console again.
  */
-export function warnReadyCheckThrough(client: Redis, warn: (message: string) => void): void {
+export function warnThrough(client: Redis, warn: (message: string) => void): void {
   const info = client.info.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const auth = client.auth.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const duplicate = client.duplicate.bind(client);
   Object.assign(client, {
     info: (...args: unknown[]) =>
       isReadyCheck(args) ? readyCheckInfo(info, args[0] as InfoCallback, warn) : info(...args),
+    auth: (...args: unknown[]) => authIfNeeded(auth, args, warn),
+    duplicate: (...args: Parameters<Redis['duplicate']>) => {
+      const copy = duplicate(...args);
+      warnThrough(copy, warn);
+      return copy;
+    },
   });
+}
+
+/** Redis 5's and Redis 6's replies to AUTH on a server that has no password. */
+const NO_PASSWORD = /no password is set|without any password configured/;
+
+/** AUTH; a server without a password answers as if it took it, and `warn` says so. */
+function authIfNeeded(
+  auth: (...args: unknown[]) => Promise<unknown>,
+  args: unknown[],
+  warn: (message: string) => void,
+): Promise<unknown> {
+  const callback = typeof args.at(-1) === 'function' ? (args.pop() as InfoCallback) : undefined;
+  const reply = auth(...args).catch((error: Error) => {
+    if (!NO_PASSWORD.test(String(error?.message))) throw error;
+    warn(
+      `Redis needs no password, but the lock store's connection has one (${error.message}). ` +
+        "It connects without it: remove the password from the module's options, or set one on the server.",
+    );
+    return 'OK';
+  });
+  // ioredis 5 passes a callback, and reads only it.
+  if (callback)
+    reply.then(
+      (ok) => callback(null, ok),
+      (error: Error) => callback(error),
+    );
+  return reply;
 }
 
 type InfoCallback = (error: Error | null, reply?: unknown) => void;
