@@ -64,13 +64,13 @@ export function tlsConnectTimeout(options: RedisOptions, storeTimeout: number): 
  * otherwise): the warning goes to the console again.
  */
 export function warnThrough(client: Redis, warn: (message: string) => void): void {
-  const info = client.info.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  const auth = client.auth.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const info = client.info.bind(client) as Command;
+  const auth = client.auth.bind(client) as Command;
   const duplicate = client.duplicate.bind(client);
   Object.assign(client, {
     info: (...args: unknown[]) =>
-      isReadyCheck(args) ? readyCheckInfo(info, args[0] as InfoCallback, warn) : info(...args),
-    auth: (...args: unknown[]) => authIfNeeded(auth, args, warn),
+      isReadyCheck(args) ? answered(info, args, READY_CHECK_REFUSED, warn) : info(...args),
+    auth: (...args: unknown[]) => answered(auth, args, PASSWORD_NOT_NEEDED, warn),
     duplicate: (...args: Parameters<Redis['duplicate']>) => {
       const copy = duplicate(...args);
       warnThrough(copy, warn);
@@ -79,55 +79,56 @@ export function warnThrough(client: Redis, warn: (message: string) => void): voi
   });
 }
 
-/** Redis 5's and Redis 6's replies to AUTH on a server that has no password. */
-const NO_PASSWORD = /no password is set|without any password configured/;
+type Command = (...args: unknown[]) => Promise<unknown>;
+type Callback = (error: Error | null, reply?: unknown) => void;
 
-/** AUTH; a server without a password answers as if it took it, and `warn` says so. */
-function authIfNeeded(
-  auth: (...args: unknown[]) => Promise<unknown>,
-  args: unknown[],
-  warn: (message: string) => void,
-): Promise<unknown> {
-  const callback = typeof args.at(-1) === 'function' ? (args.pop() as InfoCallback) : undefined;
-  const reply = auth(...args).catch((error: Error) => {
-    if (!NO_PASSWORD.test(String(error?.message))) throw error;
-    warn(
-      `Redis needs no password, but the lock store's connection has one (${error.message}). ` +
-        "It connects without it: remove the password from the module's options, or set one on the server.",
-    );
-    return 'OK';
-  });
-  // ioredis 5 passes a callback, and reads only it.
-  if (callback)
-    reply.then(
-      (ok) => callback(null, ok),
-      (error: Error) => callback(error),
-    );
-  return reply;
+/** A refusal ioredis would print: which errors, the reply it takes instead, and what to say. */
+interface Refusal {
+  readonly matches: RegExp;
+  readonly instead: unknown;
+  readonly advice: (error: Error) => string;
 }
 
-type InfoCallback = (error: Error | null, reply?: unknown) => void;
+const READY_CHECK_REFUSED: Refusal = {
+  matches: /NOPERM/,
+  instead: '',
+  advice: (error) =>
+    `Redis refuses INFO to the lock store's connection (${error.message}), so ioredis skips ` +
+    'its ready check: it will not wait for a server that is still loading its data, nor ' +
+    "check a Sentinel master's role. Grant the lock user +info to keep the check.",
+};
 
-function readyCheckInfo(
-  info: () => Promise<unknown>,
-  callback: InfoCallback,
+/** Redis 5's and Redis 6's replies to AUTH on a server that has no password. */
+const PASSWORD_NOT_NEEDED: Refusal = {
+  matches: /no password is set|without any password configured/,
+  instead: 'OK',
+  advice: (error) =>
+    `Redis needs no password, but the lock store's connection has one (${error.message}). ` +
+    "It connects without it: remove the password from the module's options, or set one on the server.",
+};
+
+/**
+ * `command`'s reply, where a `refusal` is answered with its reply instead, once `warn` has said
+ * why. A trailing callback (the ready check's, and ioredis 5's AUTH) hears the same; ioredis
+ * reads only that, and it handles the promise's rejection.
+ */
+function answered(
+  command: Command,
+  args: unknown[],
+  refusal: Refusal,
   warn: (message: string) => void,
 ): Promise<unknown> {
-  return info().then(
-    (reply) => (callback(null, reply), reply),
-    (error: Error) => {
-      if (!String(error?.message).includes('NOPERM')) {
-        // The ready check reads the callback only: a rejected promise here would be unhandled.
-        callback(error);
-        return undefined;
-      }
-      warn(
-        `Redis refuses INFO to the lock store's connection (${error.message}), so ioredis skips ` +
-          'its ready check: it will not wait for a server that is still loading its data, nor ' +
-          "check a Sentinel master's role. Grant the lock user +info to keep the check.",
-      );
-      callback(null, '');
-      return '';
-    },
-  );
+  const callback = typeof args.at(-1) === 'function' ? (args.pop() as Callback) : undefined;
+  const reply = command(...args).catch((error: Error) => {
+    if (!refusal.matches.test(String(error?.message))) throw error;
+    warn(refusal.advice(error));
+    return refusal.instead;
+  });
+  if (callback) {
+    reply.then(
+      (value) => callback(null, value),
+      (error: Error) => callback(error),
+    );
+  }
+  return reply;
 }
