@@ -63,21 +63,28 @@ describe('the largest multi-key lock', () => {
     engines.push(holder, waiter);
     const keys = names(MAX_KEYS_PER_LOCK, 'order');
     const lastLine = turnsKeyOf(`lock:${keys.at(-1)}`);
-    await watchSlowlog(redis.probe, LOGGED_MICROS);
+    const label = `${MAX_KEYS_PER_LOCK} keys, fenced and listening`;
 
-    for (let round = 0; round < ROUNDS; round++) {
-      const held = await holder.acquire(keys);
-      const waiting = waiter.acquire(keys, { fencing: true, wait: 10_000 });
-      // The waiter listens on every key: in the turn list of each.
-      await waitUntil('the waiter in line', async () => (await redis.probe.llen(lastLine)) === 1);
-      expect(await held.release()).toBe('released');
-      const lock = await waiting;
-      expect(lock.fences).toHaveLength(MAX_KEYS_PER_LOCK);
-      expect(await lock.release()).toBe('released');
+    /** The scripts of `ROUNDS` waits and hand-overs that ran over `SLOW_MICROS`. */
+    async function slowRounds(): Promise<number[]> {
+      await watchSlowlog(redis.probe, LOGGED_MICROS);
+      for (let round = 0; round < ROUNDS; round++) {
+        const held = await holder.acquire(keys);
+        const waiting = waiter.acquire(keys, { fencing: true, wait: 10_000 });
+        // The waiter listens on every key: in the turn list of each.
+        await waitUntil('the waiter in line', async () => (await redis.probe.llen(lastLine)) === 1);
+        expect(await held.release()).toBe('released');
+        const lock = await waiting;
+        expect(lock.fences).toHaveLength(MAX_KEYS_PER_LOCK);
+        expect(await lock.release()).toBe('released');
+      }
+      return scriptsOver(redis.probe, SLOW_MICROS, label);
     }
 
-    const label = `${MAX_KEYS_PER_LOCK} keys, fenced and listening`;
-    expect(await scriptsOver(redis.probe, SLOW_MICROS, label)).toEqual([]);
+    // A script too slow for the bound is slow in every run; one that met the VM descheduled by
+    // its host (seen here at 2.4 ms, where the scripts take under 1 ms) is not: once more.
+    const over = await slowRounds();
+    expect(over.length === 0 ? over : await slowRounds()).toEqual([]);
   });
 
   /** Times (µs) of the scripts of a lock on `count` keys whose turn lists are all full. */
