@@ -111,10 +111,11 @@ export class LockEngine {
     );
   }
 
-  /** Validates a key and options against this engine's prefix and defaults. Throws, never calls the store. */
-  prepare(key: unknown, options?: LockOptions): LockRequest {
+  /** Validates a key and options (unless `optionsChecked`) for this engine. Throws, never calls the store. */
+  prepare(key: unknown, options?: LockOptions, optionsChecked = false): LockRequest {
     const { config, store } = this.context;
-    const request = prepareLockRequest(key, options, config.keyPrefix, config.defaults);
+    const { keyPrefix, defaults } = config;
+    const request = prepareLockRequest(key, options, keyPrefix, defaults, optionsChecked);
     if (request.options.fencing && store.supportsFencing === false) {
       throw new LockOptionsError(
         `Lock "${request.label}": this store cannot issue safe fencing tokens (Redlock has no single ` +

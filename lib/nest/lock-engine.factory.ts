@@ -1,10 +1,13 @@
 import { LockEngine } from '../engine/lock-engine.js';
-import { hasControlCharacter, isBlank } from '../engine/request/lock-request.js';
+import {
+  hasControlCharacter,
+  isBlank,
+  resolveLockOptions,
+} from '../engine/request/lock-request.js';
 import {
   DEFAULT_LOCK_OPTIONS,
   describe,
   isPlainObject,
-  resolveLockOptions,
   validateLockOptions,
 } from '../engine/request/lock-options.validation.js';
 import { LockOptionsError } from '../errors/lock.errors.js';

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
-import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
+import { turnsKeyOf } from '../../lib/stores/redis/redis-commands.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { engineOn } from '../harness/test-engine.js';
 import { useRedisCluster } from '../harness/redis-cluster.js';

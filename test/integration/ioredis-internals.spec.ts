@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { corkingSender } from '../../lib/stores/redis/command-sender.js';
+import { corkingSender } from '../../lib/stores/redis/redis-commands.js';
 import {
   internalsOf,
   IOREDIS_TRICKS,

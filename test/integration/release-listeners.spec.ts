@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
-import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
+import { turnsKeyOf } from '../../lib/stores/redis/redis-commands.js';
 import { LEAVE } from '../../lib/stores/redis/scripts/release.scripts.js';
 import { RedlockLockStore } from '../../lib/stores/redlock/redlock-lock.store.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';

@@ -7,7 +7,7 @@ import {
   LockStoreError,
   type LockModuleOptions,
 } from '../../lib/index.js';
-import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
+import { turnsKeyOf } from '../../lib/stores/redis/redis-commands.js';
 import { CapturingLogger } from '../harness/capturing-logger.js';
 import { describeCoreScenarios } from '../harness/core-scenarios.js';
 import { percentile, reportFigures } from '../harness/figures.js';

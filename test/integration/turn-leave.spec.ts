@@ -1,5 +1,5 @@
 import { LockBusyError } from '../../lib/errors/lock.errors.js';
-import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
+import { turnsKeyOf } from '../../lib/stores/redis/redis-commands.js';
 import { useTurnProcsOnRedis } from '../harness/turn-procs.js';
 import { errorOf } from '../harness/waits.js';
 

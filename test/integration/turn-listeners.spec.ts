@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
+import { turnsKeyOf } from '../../lib/stores/redis/redis-commands.js';
 import { scanKeys } from '../harness/scan-keys.js';
 import { useTurnProcsOnRedis, type Proc } from '../harness/turn-procs.js';
 import { sleep, waitUntil } from '../harness/waits.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LockStoreError } from '../../lib/errors/lock.errors.js';
-import { fenceKeyOf, turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
+import { fenceKeyOf, turnsKeyOf } from '../../lib/stores/redis/redis-commands.js';
 import {
   batchesOf,
   lineEntriesOf,

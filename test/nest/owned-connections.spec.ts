@@ -10,7 +10,7 @@ import {
   type LockModuleOptions,
   type LockRedisClient,
 } from '../../lib/index.js';
-import { channelOf } from '../../lib/stores/redis/key-slots.js';
+import { channelOf } from '../../lib/stores/redis/redis-commands.js';
 import { createAclUser, userUrl } from '../harness/acl-rules.js';
 import { CapturingLogger } from '../harness/capturing-logger.js';
 import { reportFigures } from '../harness/figures.js';

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { MAX_KEYS_PER_LOCK } from '../../lib/engine/request/lock-request.js';
-import { turnsKeyOf } from '../../lib/stores/redis/key-slots.js';
+import { turnsKeyOf } from '../../lib/stores/redis/redis-commands.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import {
   CALL_LOOKAHEAD,

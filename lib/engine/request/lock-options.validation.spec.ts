@@ -1,9 +1,7 @@
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import {
-  DEFAULT_LOCK_OPTIONS,
   MAX_TTL,
   describe as describeValue,
-  resolveLockOptions,
   validateLockOptions,
 } from './lock-options.validation.js';
 
@@ -122,33 +120,6 @@ describe('validateLockOptions', () => {
     expect(() => validateLockOptions({ ttl: 0 }, 'LockModule "defaults"')).toThrow(
       /^LockModule "defaults": /,
     );
-  });
-});
-
-describe('resolveLockOptions', () => {
-  it('returns the defaults themselves when no options are given', () => {
-    expect(resolveLockOptions(DEFAULT_LOCK_OPTIONS, undefined)).toBe(DEFAULT_LOCK_OPTIONS);
-  });
-
-  it('lets given options override the defaults, but not undefined ones', () => {
-    const resolved = resolveLockOptions(DEFAULT_LOCK_OPTIONS, {
-      ttl: 500,
-      wait: undefined,
-      fencing: true,
-    });
-
-    expect(resolved).toEqual({ ttl: 500, wait: 10_000, autoRenew: true, fencing: true });
-  });
-
-  it('leaves the defaults untouched', () => {
-    resolveLockOptions(DEFAULT_LOCK_OPTIONS, { ttl: 500 });
-
-    expect(DEFAULT_LOCK_OPTIONS).toEqual({
-      ttl: 30_000,
-      wait: 10_000,
-      autoRenew: true,
-      fencing: false,
-    });
   });
 });
 

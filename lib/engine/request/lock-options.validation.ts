@@ -121,24 +121,6 @@ function isLockOption(name: string): boolean {
   }
 }
 
-/** Layers per-call options over defaults; `undefined` values do not override. */
-export function resolveLockOptions(
-  defaults: ResolvedLockOptions,
-  options: LockOptions | undefined,
-): ResolvedLockOptions {
-  if (!options) return defaults;
-  // Spelled out rather than merged in a loop: every resolved options object has one shape.
-  return {
-    ttl: options.ttl ?? defaults.ttl,
-    wait: options.wait ?? defaults.wait,
-    autoRenew: options.autoRenew ?? defaults.autoRenew,
-    fencing: options.fencing ?? defaults.fencing,
-    maxHold: options.maxHold ?? defaults.maxHold,
-    minHold: options.minHold ?? defaults.minHold,
-    signal: options.signal ?? defaults.signal,
-  };
-}
-
 /**
  * An object literal (or a class instance) rather than a Map, Date, array or other built-in,
  * whose settings would otherwise be read as none at all.

@@ -4,8 +4,10 @@ import {
   MAX_KEYS_PER_LOCK,
   newLockToken,
   PROCESS_ID,
+  resolveLockOptions,
   validateLockKeys,
 } from './lock-request.js';
+import { DEFAULT_LOCK_OPTIONS } from './lock-options.validation.js';
 import { processIdOf } from '../../stores/lock-inspection.interface.js';
 
 function rejection(key: unknown): LockKeyError {
@@ -152,5 +154,32 @@ describe('newLockToken', () => {
     const second = Array.from({ length: 256 }, () => newLockToken());
 
     expect(second.filter((token) => first.includes(token))).toEqual([]);
+  });
+});
+
+describe('resolveLockOptions', () => {
+  it('returns the defaults themselves when no options are given', () => {
+    expect(resolveLockOptions(DEFAULT_LOCK_OPTIONS, undefined)).toBe(DEFAULT_LOCK_OPTIONS);
+  });
+
+  it('lets given options override the defaults, but not undefined ones', () => {
+    const resolved = resolveLockOptions(DEFAULT_LOCK_OPTIONS, {
+      ttl: 500,
+      wait: undefined,
+      fencing: true,
+    });
+
+    expect(resolved).toEqual({ ttl: 500, wait: 10_000, autoRenew: true, fencing: true });
+  });
+
+  it('leaves the defaults untouched', () => {
+    resolveLockOptions(DEFAULT_LOCK_OPTIONS, { ttl: 500 });
+
+    expect(DEFAULT_LOCK_OPTIONS).toEqual({
+      ttl: 30_000,
+      wait: 10_000,
+      autoRenew: true,
+      fencing: false,
+    });
   });
 });

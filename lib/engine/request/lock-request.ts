@@ -2,10 +2,8 @@ import { randomBytes, randomFillSync } from 'node:crypto';
 import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
 import { PROCESS_ID_CHARS } from '../../stores/lock-inspection.interface.js';
-import { mayTakeOver } from '../../policy/wait-policy.js';
-import type { Grant } from '../wait/wait.types.js';
 import type { LockOptions, ResolvedLockOptions } from './lock-options.interface.js';
-import { describe, lockOptionsProblem, resolveLockOptions } from './lock-options.validation.js';
+import { describe, lockOptionsProblem } from './lock-options.validation.js';
 
 /** A validated acquire request: everything is checked before any store call. */
 export interface LockRequest {
@@ -22,15 +20,20 @@ export interface LockRequest {
   readonly startedAt: number;
 }
 
+/**
+ * Checks and resolves one acquire. `optionsChecked`: the options were validated already, and
+ * cannot have changed since (a decorated method's, checked once when it was decorated).
+ */
 export function prepareLockRequest(
   key: unknown,
   options: LockOptions | undefined,
   prefix: string,
   defaults: ResolvedLockOptions,
+  optionsChecked = false,
 ): LockRequest {
   const names = validateLockKeys(key);
   const label = names.length === 1 ? names[0] : names.join(' + ');
-  const problem = lockOptionsProblem(options);
+  const problem = optionsChecked ? undefined : lockOptionsProblem(options);
   if (problem) throw new LockOptionsError(`Lock "${label}": ${problem}`);
   const kind = kindOf(options);
   if (kind.type !== 'mutex' && names.length > 1) {
@@ -49,14 +52,27 @@ export function prepareLockRequest(
   };
 }
 
-/** Whether the request may take over `grant`, a lease another holder here won (`mayTakeOver`). */
-export function canTakeOver(request: LockRequest, grant: Grant): boolean {
-  return mayTakeOver(request.options, leaseTtlOf(request), grant.expiresAt - performance.now());
-}
-
 /** The lease asked of the store: never longer than `maxHold`. */
 export function leaseTtlOf({ options }: LockRequest): number {
   return Math.min(options.ttl, options.maxHold ?? options.ttl);
+}
+
+/** Layers per-call options over defaults; `undefined` values do not override. */
+export function resolveLockOptions(
+  defaults: ResolvedLockOptions,
+  options: LockOptions | undefined,
+): ResolvedLockOptions {
+  if (!options) return defaults;
+  // Spelled out rather than merged in a loop: every resolved options object has one shape.
+  return {
+    ttl: options.ttl ?? defaults.ttl,
+    wait: options.wait ?? defaults.wait,
+    autoRenew: options.autoRenew ?? defaults.autoRenew,
+    fencing: options.fencing ?? defaults.fencing,
+    maxHold: options.maxHold ?? defaults.maxHold,
+    minHold: options.minHold ?? defaults.minHold,
+    signal: options.signal ?? defaults.signal,
+  };
 }
 
 /** Readers get no fence: `fencing` from the module's defaults is meant for the writers. */
@@ -75,12 +91,6 @@ export function kindOf(options: LockOptions | undefined): LockKind {
   if (options?.limit !== undefined) return { type: 'semaphore', limit: options.limit };
   if (options?.mode === undefined) return MUTEX;
   return options.mode === 'read' ? READ : WRITE;
-}
-
-/** How many locks of this kind one process may hold on the key at once. */
-export function holdersPerProcess(kind: LockKind): number {
-  if (kind.type === 'semaphore') return kind.limit;
-  return kind.type === 'read' ? Infinity : 1;
 }
 
 export function limitOf(kind: LockKind): number | undefined {
@@ -179,7 +189,7 @@ function validateLockKey(key: unknown): void {
     );
   }
   // Also what keeps lock keys out of the companion keys' namespace, named behind a control
-  // character (see COMPANION_SEPARATOR in stores/redis/key-slots.ts); `keyPrefix` is held to the
+  // character (see COMPANION_SEPARATOR in stores/redis/redis-commands.ts); `keyPrefix` is held to the
   // same rule at bootstrap.
   if (hasControlCharacter(key)) {
     throw new LockKeyError(

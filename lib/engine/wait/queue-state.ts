@@ -1,4 +1,4 @@
-import { holdersPerProcess, newLockToken, type LockRequest } from '../request/lock-request.js';
+import { newLockToken, type LockRequest } from '../request/lock-request.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
 import { LocalHandoffs } from './local-handoffs.js';
 import { queueKey } from '../engine-context.js';
@@ -69,4 +69,10 @@ export abstract class QueueState {
   get waiting(): boolean {
     return this.waiters.length > 0;
   }
+}
+
+/** How many locks of this kind one process may hold on the key at once. */
+function holdersPerProcess(kind: LockKind): number {
+  if (kind.type === 'semaphore') return kind.limit;
+  return kind.type === 'read' ? Infinity : 1;
 }

@@ -1,7 +1,7 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
 import type { Lock } from '../lock.interface.js';
-import { canTakeOver, leaseTtlOf, type LockRequest } from '../request/lock-request.js';
-import { SLOW_STORE_MS } from '../../policy/wait-policy.js';
+import { leaseTtlOf, type LockRequest } from '../request/lock-request.js';
+import { mayTakeOver, SLOW_STORE_MS } from '../../policy/wait-policy.js';
 import { MAX_TTL } from '../request/lock-options.validation.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Waiter } from './wait.types.js';
@@ -45,7 +45,9 @@ export function waitInQueue(
     const onAbort = (): void => giveUp(signal!.reason);
     const waiter: Waiter & { settled: boolean } = {
       settled: false,
-      canTakeOver: (grant) => canTakeOver(request, grant),
+      // A lease another holder here won (see `mayTakeOver`).
+      canTakeOver: (grant) =>
+        mayTakeOver(request.options, leaseTtlOf(request), grant.expiresAt - performance.now()),
       // A release sets a successor lease for an unfenced mutex only.
       successorTtl:
         request.options.fencing || request.kind.type !== 'mutex' ? undefined : leaseTtlOf(request),

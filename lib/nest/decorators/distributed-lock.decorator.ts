@@ -62,7 +62,11 @@ function createPlan(
   return {
     method,
     resolveKeys: compileLockKey(key, where),
-    options: { autoRenew: true, ...lockOptions, ...(wait === undefined ? {} : { wait }) },
+    options: Object.freeze({
+      autoRenew: true,
+      ...lockOptions,
+      ...(wait === undefined ? {} : { wait }),
+    }),
     onBusy,
     onLost,
     returnsObservable: isObservableClass(returnType),

@@ -16,6 +16,7 @@ export interface LockedMethodPlan {
   /** `Class.method`, for messages. */
   readonly method: string;
   readonly resolveKeys: KeyResolver;
+  /** Checked when the method was decorated, and frozen: calls do not check them again. */
   readonly options: LockOptions;
   readonly onBusy: OnBusy;
   readonly onLost: OnLostCall;
@@ -56,7 +57,7 @@ async function lockedCall(
   args: unknown[],
   invoke: () => unknown,
 ): Promise<unknown> {
-  const request = engine.prepare(plan.resolveKeys(args, plan.method), plan.options);
+  const request = engine.prepare(plan.resolveKeys(args, plan.method), plan.options, true);
   let lock: Lock;
   try {
     lock = await engine.acquireRequest(request);
@@ -111,7 +112,7 @@ function lockedStream(
     try {
       const signals = [plan.options.signal, cancel.signal].filter((s): s is AbortSignal => !!s);
       const options = { ...plan.options, signal: AbortSignal.any(signals) };
-      const request = engine.prepare(plan.resolveKeys(args, plan.method), options);
+      const request = engine.prepare(plan.resolveKeys(args, plan.method), options, true);
       engine
         .acquireRequest(request)
         .then(

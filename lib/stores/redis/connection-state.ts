@@ -17,7 +17,8 @@ const CLOSED = new Error('the connection closed');
  * queue through every attempt to reconnect, so the client's own state is read as well.
  */
 export class ConnectionState {
-  private downError?: Error;
+  /** Why the connection went down, until it is ready again (the events' account only). */
+  failure?: Error;
   private readonly waiting = new Set<(error: Error) => void>();
 
   /** Settles `settling`; set while a caller waits for a connecting client. */
@@ -25,12 +26,12 @@ export class ConnectionState {
   private settling?: Promise<void>;
 
   private readonly onReady = (): void => {
-    this.downError = undefined;
+    this.failure = undefined;
     this.settled();
   };
   private readonly onError = (error: Error): void => this.wentDown(downReason(this.client, error));
   // The close that follows an error keeps the error's reason (a failed TLS handshake, say).
-  private readonly onClose = (): void => this.wentDown(this.downError ?? CLOSED);
+  private readonly onClose = (): void => this.wentDown(this.failure ?? CLOSED);
 
   constructor(private readonly client: Redis | Cluster) {
     client.on('ready', this.onReady);
@@ -48,7 +49,7 @@ export class ConnectionState {
 
   /** The reason the connection is down, if it is known to be. */
   get down(): Error | undefined {
-    return this.downError ?? (this.closedUnheard() ? CLOSED : undefined);
+    return this.failure ?? (this.closedUnheard() ? CLOSED : undefined);
   }
 
   /** The client would queue a command rather than write it, for a close it has not told yet. */
@@ -101,7 +102,7 @@ export class ConnectionState {
   }
 
   private wentDown(error: Error): void {
-    this.downError = error;
+    this.failure = error;
     for (const reject of [...this.waiting]) reject(error);
     this.settled();
   }

@@ -2,8 +2,8 @@ import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError, StaleFenceError } from '../../errors/lock.errors.js';
 import { randomUUID } from 'node:crypto';
 import { FENCED_WRITE } from './scripts/fenced-write.scripts.js';
-import { COMPANION_SEPARATOR, companionKey } from './key-slots.js';
-import { directSender, runScript } from './command-sender.js';
+import { COMPANION_SEPARATOR, companionKey } from './redis-commands.js';
+import { directSender, runScript } from './redis-commands.js';
 
 /**
  * The most writes one `fencedWrite` call carries. They run in one script, which Redis serves
@@ -90,7 +90,7 @@ function checkFencedWrite(
   if (typeof fenceKey !== 'string' || fenceKey.length === 0) {
     throw new LockOptionsError('fencedWrite needs a non-empty "fenceKey".');
   }
-  // The separator names the library's companion keys (see key-slots.ts), never a user's key.
+  // The separator names the library's companion keys (see redis-commands.ts), never a user's key.
   if (fenceKey.includes(COMPANION_SEPARATOR)) {
     throw new LockOptionsError(
       'fencedWrite "fenceKey" must not contain the control character \\x1f.',

@@ -1,12 +1,12 @@
 import type { ExtendResult, LeaseExtension } from '../lock-store.interface.js';
-import { clusterSlot } from './key-slots.js';
+import { clusterSlot } from './cluster-slots.js';
 import {
   type CommandSender,
   type RedisArg,
   runScript,
   extendOutcome,
   memberLetter,
-} from './command-sender.js';
+} from './redis-commands.js';
 import { EXTEND } from './scripts/release.scripts.js';
 
 /**

@@ -13,8 +13,8 @@ import {
   type StoreInspectOptions,
   type StoreListOptions,
 } from '../lock-inspection.interface.js';
-import { type CommandSender, runScript } from './command-sender.js';
-import { fenceKeyOf, turnsKeyOf, writerKeyOf } from './key-slots.js';
+import { type CommandSender, runScript } from './redis-commands.js';
+import { fenceKeyOf, turnsKeyOf, writerKeyOf } from './redis-commands.js';
 import { listLocks } from './lock-listing.js';
 import { ownersOf, registerOwner } from './owner-registry.js';
 import { FORCE_RELEASE, INSPECT } from './scripts/inspection.scripts.js';

@@ -5,8 +5,8 @@ import {
   type LockSummary,
   type StoreListOptions,
 } from '../lock-inspection.interface.js';
-import { type CommandSender, runScript } from './command-sender.js';
-import { COMPANION_SEPARATOR } from './key-slots.js';
+import { type CommandSender, runScript } from './redis-commands.js';
+import { COMPANION_SEPARATOR } from './redis-commands.js';
 import { ownersOf } from './owner-registry.js';
 import { SUMMARY } from './scripts/inspection.scripts.js';
 

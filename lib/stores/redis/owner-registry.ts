@@ -1,7 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { LockOwner, OwnerRegistration } from '../lock-inspection.interface.js';
 import { inLibraryScope } from '../library-scope.js';
-import { clusterSlot, companionKey, COMPANION_SEPARATOR } from './key-slots.js';
+import { companionKey, COMPANION_SEPARATOR } from './redis-commands.js';
+import { clusterSlot } from './cluster-slots.js';
 
 /**
  * How long a registration outlives its last renewal, in ms. A process that died without
@@ -15,7 +16,7 @@ export const REGISTRATION_RENEWAL = REGISTRATION_TTL / 3;
 
 /**
  * Where a process registers, beside the locks of its key prefix: a companion name of the
- * prefix (see key-slots.ts), then the process id. Lock keys hold no control character, so none
+ * prefix (see redis-commands.ts), then the process id. Lock keys hold no control character, so none
  * can name it; `list` skips it with every companion key. The prefix is the hash tag, so on a
  * Cluster every registration of a prefix shares one slot and one MGET reads them all.
  */

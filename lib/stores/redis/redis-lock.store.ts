@@ -9,7 +9,6 @@ import type {
   ReleaseListener,
   ReleaseOptions,
   ReleaseReport,
-  LockKind,
   SharedLockType,
   StoreHealth,
   WaiterLists,
@@ -21,8 +20,11 @@ import { evictionPolicyOf, redisHealth } from './redis-health.js';
 import type { RedisLockStoreOptions } from './redis-lock-store-options.interface.js';
 import { ReplicaWait } from './replica-wait.js';
 import { extendLeases } from './lease-renewal.js';
-import { channelOf, checkClusterKeys, fenceKeyOf, turnsKeyOf, writerKeyOf } from './key-slots.js';
-import { ACQUIRE, ACQUIRE_IN_TURN, LOOK_AT_HOLDER } from './scripts/acquire.scripts.js';
+import { channelOf, turnsKeyOf, writerKeyOf } from './redis-commands.js';
+import { checkClusterKeys } from './cluster-slots.js';
+import { LOOK_AT_HOLDER } from './scripts/acquire.scripts.js';
+import { acquireHolder, acquireMutex } from './script-attempts.js';
+import { socketClosed } from './ioredis-internals.js';
 import { TURN_GRACE } from '../../policy/wait-policy.js';
 import type { PublishCommand } from './scripts/lua-script.js';
 import { GIVE_BACK, LEAVE, RELEASE } from './scripts/release.scripts.js';
@@ -30,7 +32,6 @@ import { notifierFor, type ReleaseNotifier } from './release-notifier.js';
 import {
   runScript,
   ACQUIRED,
-  attemptOf,
   heldAs,
   memberLetter,
   releaseReport,
@@ -38,9 +39,9 @@ import {
   directSender,
   type CommandSender,
   type RedisArg,
-} from './command-sender.js';
+} from './redis-commands.js';
 import { RedisLockInspector } from './lock-inspection.js';
-import { ACQUIRE_HOLDER, RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
+import { RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
 
 const SHARED_KINDS: readonly SharedLockType[] = Object.freeze(['semaphore', 'read', 'write']);
 const NO_RELEASE_OPTIONS: ReleaseOptions = Object.freeze({});
@@ -98,6 +99,7 @@ export class RedisLockStore implements LockStore {
   }
 
   tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
+    if (this.writable) return this.attempt(request);
     // A user's client without an offline queue fails every command until it is ready.
     if (this.connection.connecting) {
       return this.connection.whenConnected().then(() => this.acquireNow(request));
@@ -105,26 +107,33 @@ export class RedisLockStore implements LockStore {
     return this.acquireNow(request);
   }
 
-  private acquireNow(request: AcquireRequest): Promise<AcquireAttempt> {
-    if (this.connection.down) return this.connection.refuse();
-    const attempt = this.attempt(request);
-    const { replicaWait } = this;
-    if (!replicaWait) return attempt;
-    const { keys, token, kind } = request;
-    const giveBack = (): Promise<unknown> => this.release(keys, token, { kind });
-    return attempt.then((won) => replicaWait.confirm(won, keys, giveBack));
+  /**
+   * Ready, not failed since, and its socket still writable: most calls find it so, and read it
+   * here, ahead of the connection's fuller account (see `ConnectionState.down`).
+   */
+  private get writable(): boolean {
+    const { client } = this;
+    return client.status === 'ready' && !this.connection.failure && !socketClosed(client);
   }
 
+  private acquireNow(request: AcquireRequest): Promise<AcquireAttempt> {
+    return this.connection.down ? this.connection.refuse() : this.attempt(request);
+  }
+
+  /** The attempt, then WAIT for a grant with `replicas`. */
   private attempt(request: AcquireRequest): Promise<AcquireAttempt> {
     const { keys, token, ttl, fencing, queue, kind } = request;
-    if (kind && kind.type !== 'mutex') return this.acquireHolder(request, kind);
-    const single = keys.length === 1;
-    // The common case, as plain `SET NX PX`: no script to run.
-    if (single && queue === undefined && !fencing) return this.acquireBySet(keys[0], token, ttl);
-    const read = (codes: unknown): AcquireAttempt => attemptOf(codes, fencing);
-    return single && queue !== undefined && request.takesTurns !== false
-      ? this.acquireInTurn(request, queue, read)
-      : this.acquireByScript(request, read);
+    const attempt =
+      kind && kind.type !== 'mutex'
+        ? acquireHolder(this.send, request, kind)
+        : // The common case, as plain `SET NX PX`: no script to run.
+          keys.length === 1 && queue === undefined && !fencing
+          ? this.acquireBySet(keys[0], token, ttl)
+          : acquireMutex(this.send, request);
+    const { replicaWait } = this;
+    if (!replicaWait) return attempt;
+    const giveBack = (): Promise<unknown> => this.release(keys, token, { kind });
+    return attempt.then((won) => replicaWait.confirm(won, keys, giveBack));
   }
 
   /** Not async, and the holder's lease is read only when busy: this is every uncontended lock. */
@@ -144,45 +153,6 @@ export class RedisLockStore implements LockStore {
     if (pttl === -3) return ACQUIRED;
     // -2: released in between, so try again at once.
     return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
-  }
-
-  /** A listening queue (`queue` given) is entered in the turn lists of the busy keys. */
-  private acquireByScript(
-    { keys, token, ttl, fencing, queue }: AcquireRequest,
-    read: (codes: unknown) => AcquireAttempt,
-  ): Promise<AcquireAttempt> {
-    const scriptKeys = [...keys];
-    const args: RedisArg[] = [token, ttl, fencing ? '1' : '0'];
-    if (fencing) scriptKeys.push(...keys.map(fenceKeyOf));
-    if (queue !== undefined) {
-      scriptKeys.push(...keys.map(turnsKeyOf));
-      args.push(queue);
-    }
-    return runScript(this.send, ACQUIRE, scriptKeys, args, read);
-  }
-
-  /** A semaphore's or read-write lock's attempt: a place in the key's holder set. */
-  private acquireHolder(
-    { keys: [key], token, ttl, fencing, queue, patience }: AcquireRequest,
-    kind: Exclude<LockKind, { type: 'mutex' }>,
-  ): Promise<AcquireAttempt> {
-    const scriptKeys = [key, turnsKeyOf(key), writerKeyOf(key), fenceKeyOf(key)];
-    const limitOrPatience = kind.type === 'semaphore' ? kind.limit : (patience ?? '');
-    const member = memberLetter[kind.type] + token;
-    const args = [member, ttl, limitOrPatience, fencing ? '1' : '0', queue ?? ''];
-    return runScript(this.send, ACQUIRE_HOLDER, scriptKeys, args, (codes) =>
-      attemptOf(codes, fencing),
-    );
-  }
-
-  private acquireInTurn(
-    { keys: [key], token, ttl, fencing }: AcquireRequest,
-    queue: string,
-    read: (codes: unknown) => AcquireAttempt,
-  ): Promise<AcquireAttempt> {
-    const scriptKeys = [key, turnsKeyOf(key), ...(fencing ? [fenceKeyOf(key)] : [])];
-    const args = [token, ttl, queue, fencing ? '1' : '0'];
-    return runScript(this.send, ACQUIRE_IN_TURN, scriptKeys, args, read);
   }
 
   release(

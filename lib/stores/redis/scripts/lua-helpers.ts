@@ -29,7 +29,7 @@ end
 
 /**
  * `channel_of` names a key's release channel from its list of waiters: both are companion keys
- * of the lock key (see key-slots.ts), the same up to their names, 'turns' and 'released'.
+ * of the lock key (see redis-commands.ts), the same up to their names, 'turns' and 'released'.
  */
 export const CHANNEL_OF = `
 local function channel_of(turns_key)

@@ -11,6 +11,11 @@ import {
 import type { LuaScript } from './scripts/lua-script.js';
 import type { AcquireAttempt, ReleaseReport } from '../lock-store.interface.js';
 
+/*
+ * The store's Redis commands: how they are sent (corked writes, scripts by SHA), what the
+ * scripts' replies mean, and the names of the companion keys they touch.
+ */
+
 export type { RedisArg, ReplyReader };
 /** Sends one command and resolves its reply, read by `read` when given. */
 export type CommandSender = (
@@ -174,3 +179,43 @@ export function heldAs(code: string): AcquireAttempt {
 
 /** The letter before a holder's token in a holder set, by kind. */
 export const memberLetter = { semaphore: 's', read: 'r', write: 'w' } as const;
+
+// Key names: the companions of a lock key.
+
+/**
+ * Separates a lock key from the name of one of its companion keys. It is a control character
+ * (ASCII unit separator): key validation refuses those in lock keys and in the key prefix, so no
+ * lock key contains it, and no lock key can name a companion key.
+ */
+export const COMPANION_SEPARATOR = '\x1f';
+
+/** The companions of a lock key; the names only ever follow the separator. */
+export type CompanionName = 'fence' | 'turns' | 'writer' | 'released' | 'writes' | 'owners';
+
+/**
+ * Names an auxiliary key (fence counter, turn list, release channel) so that Redis Cluster
+ * hashes it to the same slot as its lock key. A key without a hash tag becomes the tag itself,
+ * since `{k}x` hashes exactly like `k` when `k` has no tag: `{lock:a}␟fence`. A key with a tag
+ * (or a stray `}`) keeps it, and its name follows a doubled separator: `lock:{t}:a␟␟fence`. The
+ * doubling tells the two forms apart, so `{lock:a}` (a key whose tag is all of it) and `lock:a`
+ * get different companions: every companion names exactly one lock key.
+ */
+export function companionKey(lockKey: string, name: CompanionName): string {
+  const sep = COMPANION_SEPARATOR;
+  if (hashTagOf(lockKey) !== lockKey || lockKey.includes('}'))
+    return `${lockKey}${sep}${sep}${name}`;
+  return `{${lockKey}}${sep}${name}`;
+}
+
+export const fenceKeyOf = (lockKey: string): string => companionKey(lockKey, 'fence');
+export const channelOf = (lockKey: string): string => companionKey(lockKey, 'released');
+export const turnsKeyOf = (lockKey: string): string => companionKey(lockKey, 'turns');
+export const writerKeyOf = (lockKey: string): string => companionKey(lockKey, 'writer');
+
+/** The part of the key Redis hashes: the first non-empty `{...}`, or the whole key. */
+export function hashTagOf(key: string): string {
+  const open = key.indexOf('{');
+  if (open < 0) return key;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}

@@ -4,13 +4,12 @@ import { MemoryLockStore } from '../memory/memory-lock.store.js';
 import { validateLockKeys } from '../../engine/request/lock-request.js';
 import {
   COMPANION_SEPARATOR,
-  checkClusterKeys,
-  clusterSlot,
   companionKey,
   fenceKeyOf,
   hashTagOf,
   type CompanionName,
-} from './key-slots.js';
+} from './redis-commands.js';
+import { checkClusterKeys, clusterSlot } from './cluster-slots.js';
 
 const NAMES: readonly CompanionName[] = ['fence', 'turns', 'writer', 'released', 'writes'];
 const PREFIXES = ['lock:', '', '{app}:', 'a{b', 'x}'];

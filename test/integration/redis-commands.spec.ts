@@ -7,8 +7,8 @@ import {
   corkBatch,
   corkingSender,
   type CommandSender,
-} from '../../lib/stores/redis/command-sender.js';
-import { runScript } from '../../lib/stores/redis/command-sender.js';
+} from '../../lib/stores/redis/redis-commands.js';
+import { runScript } from '../../lib/stores/redis/redis-commands.js';
 import { useRedisServer } from '../harness/use-redis.js';
 
 const COMMANDS = 200;
