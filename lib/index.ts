@@ -19,10 +19,10 @@ export type {
   RedisClusterConfig,
 } from './nest/interfaces/lock-module-options.interface.js';
 export type { LockOptions, WithLockOptions } from './engine/request/lock-options.interface.js';
-export type { OnLost } from './engine/hold/lock-context.js';
+export type { OnLost } from './engine/hold/held-lock.js';
 export type { Lock } from './engine/lock.interface.js';
 export type { LockEvent, LockEventType, StoreEvent } from './engine/lock.events.js';
-export { currentLock } from './engine/hold/lock-context.js';
+export { currentLock } from './engine/hold/held-lock.js';
 export {
   ACQUIRE_CHANNEL,
   RELEASE_CHANNEL,

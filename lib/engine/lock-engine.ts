@@ -7,7 +7,7 @@ import {
   findHeldLock,
   insideHeldLock,
   runHoldingLock,
-} from './hold/lock-context.js';
+} from './hold/held-lock.js';
 import { EngineContext, shutDown, type LockEngineConfig, BusyKeys } from './engine-context.js';
 import { LockAcquirer, type KeyEntry } from './acquire/lock-acquirer.js';
 import { type LockEvent, traceAcquire, tracing } from './lock.events.js';

@@ -1,6 +1,6 @@
 import { useMemoryEngine } from '../harness/test-engine.js';
 import { waitUntil } from '../harness/waits.js';
-import { currentLock, runHoldingLock } from '../../lib/engine/hold/lock-context.js';
+import { currentLock, runHoldingLock } from '../../lib/engine/hold/held-lock.js';
 import type { Lock } from '../../lib/engine/lock.interface.js';
 
 /*

@@ -11,7 +11,7 @@ import {
   LockStoreError,
 } from '../../lib/errors/lock.errors.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory-lock.store.js';
-import { currentLock } from '../../lib/engine/hold/lock-context.js';
+import { currentLock } from '../../lib/engine/hold/held-lock.js';
 import { LockEngine, type LockEngineConfig } from '../../lib/engine/lock-engine.js';
 import type { LockEvent } from '../../lib/engine/lock.events.js';
 import type { Lock } from '../../lib/engine/lock.interface.js';

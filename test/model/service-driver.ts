@@ -6,7 +6,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import type { Lock } from '../../lib/engine/lock.interface.js';
-import { currentLock } from '../../lib/engine/hold/lock-context.js';
+import { currentLock } from '../../lib/engine/hold/held-lock.js';
 import { auditHeld } from './held-audit.js';
 import type { LoopOp, Op, TakeOp, TakeOptions } from './model-ops.js';
 import { BUSY } from './outcome-class.js';

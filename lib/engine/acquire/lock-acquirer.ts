@@ -2,11 +2,11 @@ import { shutDown, type EngineContext, queueKey, type BusyKeys } from '../engine
 import type { Lock } from '../lock.interface.js';
 import type { LockRequest } from '../request/lock-request.js';
 import { WaitQueue } from '../wait/wait-queue.js';
-import { HeldLock, holdLock, type HoldParts } from '../hold/held-lock.js';
-import { AttemptCall, marksWriter, sendAttempt } from './attempt-call.js';
+import { HeldLock, type HoldParts } from '../hold/held-lock.js';
+import { AttemptCall, isLate, marksWriter, sendAttempt } from './attempt-call.js';
 import { createQueueDriver } from '../wait/queue-driver.js';
-import type { AttemptOutcome, QueueDriver } from '../wait/wait.types.js';
-import { Refusals } from './refusals.js';
+import type { AttemptOutcome, Grant, QueueDriver } from '../wait/wait.types.js';
+import { lateGrantError, Refusals } from './refusals.js';
 import { waitInQueue, type WaiterParts } from '../wait/waiter.js';
 
 /** What this process is doing with a set of keys: a queue, or one attempt or lock alone. */
@@ -187,4 +187,39 @@ export class LockAcquirer {
     this.busyKeys.set(queueKey(request), queue);
     return queue;
   }
+}
+
+/**
+ * Turns a won attempt into a held lock of `queue` (which already counts it as a holder), if
+ * any, watched from now on; a grant that aged past its lease, or came after shutdown, is given
+ * back instead.
+ */
+export function holdLock(
+  parts: HoldParts,
+  request: LockRequest,
+  queue: WaitQueue | undefined,
+  grant: Grant,
+): HeldLock {
+  const { context, watchdog } = parts;
+  // A grant checked when its answer came may still have aged in the ticks since.
+  if (context.closed || isLate(grant)) {
+    if (grant.from) watchdog.delete(grant.from);
+    queue?.holderLeft(false);
+    context.giveBack(request.fullKeys, grant.token, request.kind);
+    if (context.closed) throw shutDown(request.label);
+    throw lateGrantError(request, performance.now() - grant.startedAt);
+  }
+  const lock = new HeldLock(parts, queue, request, grant);
+  if (grant.from) watchdog.transfer(grant.from, lock);
+  else watchdog.add(lock, grant.startedAt);
+  if (context.bus.observed) {
+    const waited = performance.now() - request.startedAt;
+    context.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });
+  }
+  const { signal } = request.options;
+  if (signal?.aborted) {
+    void lock.release().catch(() => undefined);
+    throw signal.reason;
+  }
+  return lock;
 }

@@ -1,14 +1,13 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { LockLostError, type LockError, type LockLossReason } from '../../errors/lock.errors.js';
 import type { WatchedLease } from './watched-lease.js';
 import type { LeaseWatchdog } from './lease-watchdog.js';
 import type { Lock } from '../lock.interface.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
 import type { LockKind, ReleaseResult } from '../../stores/lock-store.interface.js';
-import { shutDown, type EngineContext, type BusyKeys } from '../engine-context.js';
+import type { EngineContext, BusyKeys } from '../engine-context.js';
 import type { LockRequest } from '../request/lock-request.js';
 import type { Grant } from '../wait/wait.types.js';
-import { isLate } from '../acquire/attempt-call.js';
-import { lateGrantError } from '../acquire/refusals.js';
 import { extendLock, releaseLock } from './lock-release.js';
 
 /** The engine's parts a held lock uses to release, extend and end itself. */
@@ -18,41 +17,6 @@ export interface HoldParts {
   readonly watchdog: LeaseWatchdog<HeldLock>;
   /** The acquirer's table, which holds a lock without a queue (see `HeldLock.queue`). */
   readonly busyKeys: BusyKeys<object>;
-}
-
-/**
- * Turns a won attempt into a held lock of `queue` (which already counts it as a holder), if
- * any, watched from now on; a grant that aged past its lease, or came after shutdown, is given
- * back instead.
- */
-export function holdLock(
-  parts: HoldParts,
-  request: LockRequest,
-  queue: WaitQueue | undefined,
-  grant: Grant,
-): HeldLock {
-  const { context, watchdog } = parts;
-  // A grant checked when its answer came may still have aged in the ticks since.
-  if (context.closed || isLate(grant)) {
-    if (grant.from) watchdog.delete(grant.from);
-    queue?.holderLeft(false);
-    context.giveBack(request.fullKeys, grant.token, request.kind);
-    if (context.closed) throw shutDown(request.label);
-    throw lateGrantError(request, performance.now() - grant.startedAt);
-  }
-  const lock = new HeldLock(parts, queue, request, grant);
-  if (grant.from) watchdog.transfer(grant.from, lock);
-  else watchdog.add(lock, grant.startedAt);
-  if (context.bus.observed) {
-    const waited = performance.now() - request.startedAt;
-    context.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });
-  }
-  const { signal } = request.options;
-  if (signal?.aborted) {
-    void lock.release().catch(() => undefined);
-    throw signal.reason;
-  }
-  return lock;
 }
 
 /** A lock this process holds in the store. */
@@ -175,4 +139,106 @@ export class HeldLock implements Lock, WatchedLease {
     this.abortReason = reason;
     this.controller?.abort(reason);
   }
+}
+
+// The locks a call chain holds, for reentrancy and `currentLock()`, and the code run holding one.
+
+interface HeldFrame {
+  readonly owner: object;
+  readonly lock: Lock;
+  readonly fullKeys: readonly string[];
+  readonly parent: HeldFrame | undefined;
+}
+
+const storage = new AsyncLocalStorage<HeldFrame>();
+
+/** Runs `fn` in a context that records `lock` as held, for reentrancy and `currentLock()`. */
+export function runHoldingLock<T>(
+  owner: object,
+  lock: Lock,
+  fullKeys: readonly string[],
+  fn: () => T,
+): T {
+  return storage.run({ owner, lock, fullKeys, parent: storage.getStore() }, fn);
+}
+
+/**
+ * The innermost lock of `owner` held by the current async context that covers every one of
+ * `fullKeys`, if any. Locks from another owner (another app) never match.
+ */
+export function findHeldLock(owner: object, fullKeys: readonly string[]): Lock | undefined {
+  for (let frame = storage.getStore(); frame; frame = frame.parent) {
+    if (frame.owner !== owner || !frame.lock.isHeld) continue;
+    if (fullKeys.every((key) => frame.fullKeys.includes(key))) return frame.lock;
+  }
+  return undefined;
+}
+
+/** True when the current call chain holds some lock (of any owner): most acquires run outside. */
+export function insideHeldLock(): boolean {
+  return storage.getStore() !== undefined;
+}
+
+/** The innermost lock held by the current call chain (set by `withLock` and `@DistributedLock`). */
+export function currentLock(): Lock | undefined {
+  return storage.getStore()?.lock;
+}
+
+/** How many of `fullKeys` locks of `owner` held by the current async context cover. */
+export function countHeldKeys(owner: object, fullKeys: readonly string[]): number {
+  let frame = storage.getStore();
+  const held = new Set<string>();
+  for (; frame; frame = frame.parent) {
+    if (frame.owner === owner && frame.lock.isHeld) frame.fullKeys.forEach((key) => held.add(key));
+  }
+  return fullKeys.filter((key) => held.has(key)).length;
+}
+
+/**
+ * What a call that held a lock does when the lock was lost while its code ran: `'throw'` the
+ * `LockLostError` (the code's own result or error rides on it), `'ignore'` the loss and keep
+ * the code's outcome, or a function whose result is returned instead.
+ */
+export type OnLost<T = unknown> = 'throw' | 'ignore' | ((error: LockLostError) => T);
+
+interface LossAware {
+  lossError(): LockLostError | undefined;
+}
+
+/**
+ * The loss `lock` suffered while held: its watchdog saw it lost, or its release found the key
+ * expired or someone else's (a loss the watchdog had not yet seen).
+ */
+export function lossOf(lock: Lock, released: ReleaseResult | undefined): LockLostError | undefined {
+  const seen = (lock as Partial<LossAware>).lossError?.();
+  if (seen) return seen;
+  if (released === 'expired' || released === 'stolen') return new LockLostError(lock.key, released);
+  return undefined;
+}
+
+/**
+ * Runs `fn` while `lock` is held, releases the lock, and settles with `fn`'s outcome unless the
+ * lock was lost meanwhile: then as `onLost` says.
+ */
+export async function holdWhile<T>(
+  lock: Lock,
+  fn: () => T | Promise<T>,
+  onLost: OnLost<T>,
+): Promise<T> {
+  let outcome: { readonly result?: T; readonly cause?: unknown };
+  try {
+    outcome = { result: await fn() };
+  } catch (error) {
+    outcome = { cause: error };
+  }
+  // The work is done; a release the store cannot confirm still ends when the lease does.
+  const released = await lock.release().catch(() => undefined);
+  const lost = onLost === 'ignore' ? undefined : lossOf(lock, released);
+  if (lost && onLost !== 'ignore') {
+    const error = new LockLostError(lock.key, lost.reason, outcome);
+    if (onLost === 'throw') throw error;
+    return onLost(error);
+  }
+  if ('cause' in outcome) throw outcome.cause;
+  return outcome.result as T;
 }

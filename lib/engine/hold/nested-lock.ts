@@ -1,6 +1,6 @@
 import type { LockKind, ReleaseResult } from '../../stores/lock-store.interface.js';
 import type { LockLostError } from '../../errors/lock.errors.js';
-import { lossOf } from './lock-context.js';
+import { lossOf } from './held-lock.js';
 import type { Lock } from '../lock.interface.js';
 
 /**

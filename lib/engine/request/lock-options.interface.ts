@@ -1,4 +1,4 @@
-import type { OnLost } from '../hold/lock-context.js';
+import type { OnLost } from '../hold/held-lock.js';
 
 /** Options for one lock acquisition. Module-wide defaults come from `LockModuleOptions.defaults`. */
 export interface LockOptions {

@@ -6,7 +6,8 @@ import { MAX_TTL } from '../request/lock-options.validation.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Waiter } from './wait.types.js';
 import type { EngineContext } from '../engine-context.js';
-import { holdLock, type HoldParts } from '../hold/held-lock.js';
+import type { HoldParts } from '../hold/held-lock.js';
+import { holdLock } from '../acquire/lock-acquirer.js';
 import { sendAttempt } from '../acquire/attempt-call.js';
 import type { Refusals } from '../acquire/refusals.js';
 

@@ -3,7 +3,7 @@ import type { LockEngine } from '../../engine/lock-engine.js';
 import type { Lock } from '../../engine/lock.interface.js';
 import { LockBusyError, LockLostError, LockStoreError } from '../../errors/lock.errors.js';
 import type { OnBusy, OnLostCall } from '../interfaces/distributed-lock-options.interface.js';
-import { holdWhile, lossOf, type OnLost } from '../../engine/hold/lock-context.js';
+import { holdWhile, lossOf, type OnLost } from '../../engine/hold/held-lock.js';
 import type { LockOptions } from '../../engine/request/lock-options.interface.js';
 import type { KeyResolver } from '../keys/lock-key.resolver.js';
 import { LockService } from '../lock.service.js';
