@@ -1,9 +1,9 @@
 import { jest } from '@jest/globals';
 import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { LeaseExtension } from '../../stores/lock-store.interface.js';
-import { LeaseWatchdog, TASK_SLICE } from './lease-watchdog.js';
+import { LeaseWatchdog } from './lease-watchdog.js';
 import { CALL_SLICE, CALLS_IN_FLIGHT } from './renewal-line.js';
-import type { WatchedLease } from './watched-lease.js';
+import { ADMIT_SLICE, TASK_SLICE, type WatchedLease } from './watched-lease.js';
 
 interface Round {
   readonly at: number;
@@ -88,6 +88,40 @@ describe('LeaseWatchdog rounds', () => {
     expect(rounds.map((round) => round.keys.length).slice(firstTask.length)).toEqual([20]);
     expect(new Set(rounds.flatMap((round) => round.keys)).size).toBe(many);
     expect(lost).toEqual([]);
+  });
+
+  it('never renews a lease released before the next tick, and renews those added beside it', async () => {
+    const leases = ['a', 'b', 'c', 'd', 'e'].map((key) => lease(key));
+    for (const one of leases) watchdog.add(one);
+    watchdog.delete(leases[1]);
+    watchdog.delete(leases[3]);
+    expect(watchdog.size).toBe(3);
+    await jest.advanceTimersByTimeAsync(1_000);
+
+    expect(rounds.flatMap((round) => round.keys).sort()).toEqual(['a', 'c', 'e']);
+    expect(
+      watchdog
+        .leases()
+        .map((one) => one.token)
+        .sort(),
+    ).toEqual(['a', 'c', 'e']);
+  });
+
+  it(`renews every lease of a burst larger than one task admits (${ADMIT_SLICE})`, async () => {
+    for (let i = 0; i < ADMIT_SLICE + 10; i++) watch(`k${i}`, 3_000);
+    await jest.advanceTimersByTimeAsync(1_010);
+
+    expect(new Set(rounds.flatMap((round) => round.keys)).size).toBe(ADMIT_SLICE + 10);
+    expect(lost).toEqual([]);
+  });
+
+  it('shortens the deadline of a lease not yet ticked at once, when a shorter lease is sent', async () => {
+    const short = lease('short', 3_000, false);
+    watchdog.add(short);
+    watchdog.extending(short, performance.now(), 100);
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(lost).toEqual([['short', 'expired']]);
   });
 
   it('keeps one timer however many tasks a burst of due leases takes', async () => {

@@ -1,46 +1,32 @@
-import type { LockLossReason } from '../../errors/lock.errors.js';
-import type { ExtendResult, LeaseExtension } from '../../stores/lock-store.interface.js';
+import type { ExtendResult } from '../../stores/lock-store.interface.js';
 import {
+  ADMIT_SLICE,
   DueHeap,
   dueAt,
   interval,
-  newEntry,
   lossReason,
   renewable,
   extensionOf,
+  TASK_SLICE,
+  type WatchdogHooks,
   type WatchEntry,
   type WatchedLease,
 } from './watched-lease.js';
 import { inLibraryScope } from '../../stores/library-scope.js';
 import { RenewalLine } from './renewal-line.js';
 
-export interface WatchdogHooks {
-  extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
-  renewed(lease: WatchedLease, ttl: number): void;
-  lost(lease: WatchedLease, reason: LockLossReason): void;
-  /** When a lease of `ttl` ms sent at `sentAt` is surely over in the store. */
-  leaseEnd(sentAt: number, ttl: number): number;
-}
-
-/** Most leases one task of the watchdog looks at, so that its event loop is never held long. */
-export const TASK_SLICE = 250;
-
-/**
- * Leases due this soon are renewed with those due now: a timer does not fire more precisely,
- * and a tick for each lease of a busy millisecond would cost more than the renewals.
- */
-export const RENEW_EARLY_MS = 1;
-
 /**
  * One timer for every held lease. Each auto-renewed lease is renewed about ttl/3 after its own
  * last renewal, in calls sent through a `RenewalLine`; a lease is lost when renewal says it is
  * gone or when its local deadline passes (renewal failed, `maxHold`, or no auto-renewal). The
- * leases wait in a heap by when they are next due, so a tick looks only at those, a slice of
- * them per task. The watchdog owns each lease's deadline, which follows every PEXPIRE sent for
- * it (`extending`, `extended`).
+ * leases wait in a heap by when they are next due, so a tick looks only at those, a slice per
+ * task; a new lease waits outside it until the next tick (`added`), and most locks end by then.
+ * The watchdog owns each lease's deadline, which follows every PEXPIRE sent for it.
  */
 export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   private readonly due = new DueHeap<WatchEntry>();
+  /** The leases added since the last tick, in no order; each entry's `slot` is -2 - its index. */
+  private readonly added: WatchEntry[] = [];
   private readonly line = new RenewalLine();
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
@@ -49,24 +35,31 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   constructor(private readonly hooks: WatchdogHooks) {}
 
   get size(): number {
-    return this.due.size;
+    return this.due.size + this.added.length;
   }
   /** Every lease watched now. */
   leases(): L[] {
-    return this.due.all().map((entry) => entry.lease as L);
+    return [...this.due.all(), ...this.added].map((entry) => entry.lease as L);
   }
 
+  /** Watches `lease`, taken at `now`: the timer fires by its first renewal (`interval`). */
   add(lease: L, now = performance.now()): void {
-    const entry = newEntry(lease, now + interval(lease));
-    entry.dueAt = dueAt(entry, now);
-    this.due.push(entry);
+    const renewAt = now + lease.ttl / 3;
+    const entry: WatchEntry = {
+      lease,
+      renewAt,
+      unreachable: false,
+      renewing: false,
+      sent: 0,
+      dueAt: Math.min(renewAt, lease.expiresAt),
+      slot: -2 - this.added.length,
+    };
+    lease.watch = entry;
+    this.added.push(entry);
     this.arm(entry.dueAt);
   }
 
-  /**
-   * Watches `to` in place of `from`, the same lease under a new holder, on the same schedule:
-   * no timer work on a local hand-off's hot path. A renewal of `from` goes on for `to`.
-   */
+  /** Watches `to` in place of `from`, the same lease under a new holder, on the same schedule. */
   transfer(from: WatchedLease, to: L): void {
     const entry = from.watch;
     if (!entry) return this.add(to);
@@ -108,34 +101,51 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.reschedule(entry);
   }
 
-  /**
-   * The timer stays armed, even with no lease left: it just finds nothing to do. Locks taken
-   * and released one after another (one at a time) would otherwise set and clear a timer each.
-   */
+  /** The timer stays armed, even with no lease left: a timer set and cleared per lock costs more. */
   delete(lease: WatchedLease): void {
     const entry = lease.watch;
     if (!entry) return;
     lease.watch = undefined;
-    this.due.remove(entry);
-    if (this.due.size === 0) this.onEmptied?.();
+    if (entry.slot >= 0) this.due.remove(entry);
+    else this.removeAdded(entry);
+    // Only shutdown waits for the last lease.
+    if (this.onEmptied && this.size === 0) this.onEmptied();
   }
 
   /** Resolves once no lease is watched (shutdown waits for the last holder). */
   emptied(): Promise<void> {
-    return this.due.size === 0 ? Promise.resolve() : new Promise((r) => (this.onEmptied = r));
+    return this.size === 0 ? Promise.resolve() : new Promise((r) => (this.onEmptied = r));
   }
 
   stop(): void {
-    for (const entry of this.due.all()) entry.lease.watch = undefined;
+    for (const entry of [...this.due.all(), ...this.added]) entry.lease.watch = undefined;
     this.due.clear();
+    this.added.length = 0;
     this.line.clear();
     this.stopTimer();
   }
 
   private reschedule(entry: WatchEntry, now = performance.now()): void {
     entry.dueAt = dueAt(entry, now);
-    this.due.moved(entry);
+    if (entry.slot >= 0) this.due.moved(entry);
     this.arm(entry.dueAt);
+  }
+
+  /** Takes `entry` out of `added`: the last entry moves into its place. */
+  private removeAdded(entry: WatchEntry): void {
+    const last = this.added.pop()!;
+    if (last === entry) return;
+    this.added[-2 - entry.slot] = last;
+    last.slot = entry.slot;
+  }
+
+  /** Moves the leases added since the last tick into the heap, a slice per task. */
+  private admit(now: number): void {
+    for (let n = 0; n < ADMIT_SLICE && this.added.length > 0; n++) {
+      const entry = this.added.pop()!;
+      entry.dueAt = dueAt(entry, now);
+      this.due.push(entry);
+    }
   }
 
   /** Takes the leases due now off the top of the heap, a slice per task. */
@@ -143,13 +153,14 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     // A tick run by setImmediate finds the timer armed: cleared, or ticks would pile up.
     this.stopTimer();
     const now = performance.now();
+    this.admit(now);
     let top = this.due.peek();
     for (let seen = 0; top && seen < TASK_SLICE; seen++) {
       const { lease } = top;
       if (now >= lease.expiresAt) {
         this.delete(lease);
         this.hooks.lost(lease, lossReason(lease, top, now));
-      } else if (renewable(lease, top, now) && this.takes(top, now)) {
+      } else if (renewable(lease, top, now) && this.line.takes(top, now)) {
         top.renewing = true;
         this.line.add(top);
       } else if (top.dueAt > now) {
@@ -160,22 +171,11 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
       top = this.due.peek();
     }
     this.sendLine();
-    if (top && top.dueAt <= now) {
+    if ((top && top.dueAt <= now) || this.added.length > 0) {
       inLibraryScope(() => setImmediate(() => this.tick()).unref());
     } else if (top) {
       this.arm(top.dueAt);
     }
-  }
-
-  /**
-   * Whether `entry`, renewable, goes in line now: when due within `RENEW_EARLY_MS`, or up to a
-   * quarter of its interval early to fill the last call in line, never to start one (a burst
-   * of such calls would hold up everyone else on the Redis).
-   */
-  private takes(entry: WatchEntry, now: number): boolean {
-    const early = interval(entry.lease) / 4;
-    if (entry.renewAt <= now + Math.min(RENEW_EARLY_MS, early)) return true;
-    return this.line.lastCallHasRoom && entry.renewAt <= now + early;
   }
 
   /** Sends the calls the line has ready, and makes sure the timer fires for its next urgent lease. */

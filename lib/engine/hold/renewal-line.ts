@@ -12,6 +12,12 @@ export const CALL_SLICE = 50;
  */
 export const CALLS_IN_FLIGHT = 2;
 
+/**
+ * Leases due this soon are renewed with those due now: a timer does not fire more precisely,
+ * and a tick for each lease of a busy millisecond would cost more than the renewals.
+ */
+export const RENEW_EARLY_MS = 1;
+
 /** Leases already sent that the line may keep before it drops them. */
 const SENT_KEPT = 1_024;
 
@@ -29,9 +35,16 @@ export class RenewalLine {
     this.entries.push(entry);
   }
 
-  /** Whether the last call to go out has room for another lease. */
-  get lastCallHasRoom(): boolean {
-    return (this.entries.length - this.head) % CALL_SLICE !== 0;
+  /**
+   * Whether `entry`, renewable, goes in line now: when due within `RENEW_EARLY_MS`, or up to a
+   * quarter of its interval early to fill the last call in line, never to start one (a burst
+   * of such calls would hold up everyone else on the Redis).
+   */
+  takes(entry: WatchEntry, now: number): boolean {
+    const early = interval(entry.lease) / 4;
+    if (entry.renewAt <= now + Math.min(RENEW_EARLY_MS, early)) return true;
+    const lastCallHasRoom = (this.entries.length - this.head) % CALL_SLICE !== 0;
+    return lastCallHasRoom && entry.renewAt <= now + early;
   }
 
   /**

@@ -1,5 +1,23 @@
 import type { LockLossReason } from '../../errors/lock.errors.js';
-import type { LeaseExtension, LockKind } from '../../stores/lock-store.interface.js';
+import type { ExtendResult, LeaseExtension, LockKind } from '../../stores/lock-store.interface.js';
+
+/** What the watchdog asks of its owner: renewal calls, and what became of each lease. */
+export interface WatchdogHooks {
+  extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]>;
+  renewed(lease: WatchedLease, ttl: number): void;
+  lost(lease: WatchedLease, reason: LockLossReason): void;
+  /** When a lease of `ttl` ms sent at `sentAt` is surely over in the store. */
+  leaseEnd(sentAt: number, ttl: number): number;
+}
+
+/** Most leases one task of the watchdog looks at, so that its event loop is never held long. */
+export const TASK_SLICE = 250;
+
+/**
+ * Most new leases one task moves into the heap. A move is one O(log n) push, far cheaper than
+ * looking at a due lease, hence more than `TASK_SLICE`.
+ */
+export const ADMIT_SLICE = 2_000;
 
 /** What the watchdog needs to know about a held lease. Times are `performance.now()` ms. */
 export interface WatchedLease {
@@ -63,21 +81,6 @@ export function lossReason(lease: WatchedLease, entry: WatchEntry, now: number):
   // A renewal still unanswered at the deadline is an unreachable store, not a vanished key.
   if (entry.unreachable || entry.renewing) return 'unreachable';
   return 'expired';
-}
-
-/** A new watch entry for `lease`, put on it (no map to look the lease up in). */
-export function newEntry(lease: WatchedLease, renewAt: number): WatchEntry {
-  const entry: WatchEntry = {
-    lease,
-    renewAt,
-    unreachable: false,
-    renewing: false,
-    sent: 0,
-    dueAt: 0,
-    slot: -1,
-  };
-  lease.watch = entry;
-  return entry;
 }
 
 /** An entry of a `DueHeap`: when it is due, and where it sits (kept by the heap). */
