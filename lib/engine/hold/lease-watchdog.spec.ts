@@ -3,7 +3,7 @@ import type { LockLossReason } from '../../errors/lock.errors.js';
 import type { LeaseExtension } from '../../stores/lock-store.interface.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { CALL_SLICE, CALLS_IN_FLIGHT } from './renewal-line.js';
-import { ADMIT_SLICE, TASK_SLICE, type WatchedLease } from './watched-lease.js';
+import { PUSH_SLICE, TASK_SLICE, type WatchedLease } from './watched-lease.js';
 
 interface Round {
   readonly at: number;
@@ -107,11 +107,11 @@ describe('LeaseWatchdog rounds', () => {
     ).toEqual(['a', 'c', 'e']);
   });
 
-  it(`renews every lease of a burst larger than one task admits (${ADMIT_SLICE})`, async () => {
-    for (let i = 0; i < ADMIT_SLICE + 10; i++) watch(`k${i}`, 3_000);
+  it(`renews every lease of a burst larger than one task admits (${PUSH_SLICE})`, async () => {
+    for (let i = 0; i < PUSH_SLICE + 10; i++) watch(`k${i}`, 3_000);
     await jest.advanceTimersByTimeAsync(1_010);
 
-    expect(new Set(rounds.flatMap((round) => round.keys)).size).toBe(ADMIT_SLICE + 10);
+    expect(new Set(rounds.flatMap((round) => round.keys)).size).toBe(PUSH_SLICE + 10);
     expect(lost).toEqual([]);
   });
 

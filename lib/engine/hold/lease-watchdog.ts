@@ -1,6 +1,6 @@
 import type { ExtendResult } from '../../stores/lock-store.interface.js';
 import {
-  ADMIT_SLICE,
+  PUSH_SLICE,
   DueHeap,
   dueAt,
   interval,
@@ -140,8 +140,8 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   }
 
   /** Moves the leases added since the last tick into the heap, a slice per task. */
-  private admit(now: number): void {
-    for (let n = 0; n < ADMIT_SLICE && this.added.length > 0; n++) {
+  private pushAdded(now: number): void {
+    for (let pushed = 0; pushed < PUSH_SLICE && this.added.length > 0; pushed++) {
       const entry = this.added.pop()!;
       entry.dueAt = dueAt(entry, now);
       this.due.push(entry);
@@ -153,7 +153,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     // A tick run by setImmediate finds the timer armed: cleared, or ticks would pile up.
     this.stopTimer();
     const now = performance.now();
-    this.admit(now);
+    this.pushAdded(now);
     let top = this.due.peek();
     for (let seen = 0; top && seen < TASK_SLICE; seen++) {
       const { lease } = top;

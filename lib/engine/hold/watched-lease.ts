@@ -17,7 +17,7 @@ export const TASK_SLICE = 250;
  * Most new leases one task moves into the heap. A move is one O(log n) push, far cheaper than
  * looking at a due lease, hence more than `TASK_SLICE`.
  */
-export const ADMIT_SLICE = 2_000;
+export const PUSH_SLICE = 2_000;
 
 /** What the watchdog needs to know about a held lease. Times are `performance.now()` ms. */
 export interface WatchedLease {
