@@ -1,7 +1,7 @@
 import type { ResolvedLockOptions } from './request/lock-options.interface.js';
 import type { LockKind, LockStore } from '../stores/lock-store.interface.js';
 import { MUTEX } from './request/lock-request.js';
-import { LockShutdownError } from '../errors/lock.errors.js';
+import { LockOptionsError, LockShutdownError } from '../errors/lock.errors.js';
 import { Subject } from 'rxjs';
 import type { LockEvent } from './lock.events.js';
 import {
@@ -47,6 +47,7 @@ export class EngineContext {
   readonly localGrants: boolean;
 
   constructor(readonly config: LockEngineConfig) {
+    this.store = config.store;
     this.deadlines = new CallDeadlines(config.storeTimeout);
     this.localGrants = config.store.grantsOnlyOnAcquire !== true;
     this.health = new StoreHealthMonitor(
@@ -59,9 +60,7 @@ export class EngineContext {
   /** Every store call reports to it; it tells of outages once each. */
   readonly health: StoreHealthMonitor;
 
-  get store(): LockStore {
-    return this.config.store;
-  }
+  readonly store: LockStore;
 
   /**
    * A store call bounded by `storeTimeout`; failures become `LockStoreError` and an event.
@@ -84,35 +83,33 @@ export class EngineContext {
     callStore(release, undefined, 'release', this.deadlines).catch(() => undefined);
   }
 
-  /** Acquire attempts sent and not yet answered: shutdown waits for them. */
-  private attempts = 0;
-  private attemptsDone?: () => void;
-
-  attemptSent(): void {
-    this.attempts++;
-  }
-
-  attemptSettled(): void {
-    if (--this.attempts === 0) this.attemptsDone?.();
-  }
+  /** Acquire attempts sent and not yet answered: shutdown waits for them (see `sendAttempt`). */
+  attemptsOut = 0;
+  /** Set while shutdown waits: called once the last attempt out is answered. */
+  attemptsDone?: () => void;
 
   /** Resolves once every attempt sent has its answer (or failed). */
   attemptsAnswered(): Promise<void> {
-    if (this.attempts === 0) return Promise.resolve();
+    if (this.attemptsOut === 0) return Promise.resolve();
     return new Promise((resolve) => (this.attemptsDone = resolve));
   }
 
-  drift(ttl: number): number {
-    return this.store.drift?.(ttl) ?? 0;
-  }
-
   /**
-   * The one definition of a lease's validity: a lease of `ttl` ms sent at `sentAt` is surely
-   * over in the store by then. `ttl` is what was sent, which may be shorter than the option
-   * (`maxHold`, `extend(shorter)`).
+   * Checks the store once, at startup: that it answers (if not, says so: the app still starts),
+   * its own configuration (e.g. WAIT for `replicas`), and the eviction policy (or that it is unread).
    */
-  leaseEnd(sentAt: number, ttl: number): number {
-    return sentAt + ttl - this.drift(ttl);
+  async checkStore(): Promise<void> {
+    const { store, health, deadlines } = this;
+    try {
+      await callStore(Promise.resolve(store.init?.()), undefined, 'ping', deadlines);
+      await callStore(store.ping(), undefined, 'ping', deadlines);
+    } catch (error) {
+      // A setting the store refuses fails bootstrap. An unreachable store does not: calls fail
+      // fast until it answers, and its return is told.
+      if (error instanceof LockOptionsError) throw error;
+      return health.failedAtStartup(error as Error);
+    }
+    await health.checkEviction(store, deadlines.ms);
   }
 
   /** Subscribers hear events outside the async context of whichever caller caused them. */
@@ -132,76 +129,4 @@ export function stopWork(key: string): LockShutdownError {
     key,
     'stop the work this lock protects. The lock is released when it ends, never while it runs.',
   );
-}
-
-/**
- * The acquirer's table of the keys this process is busy with: a `Map` from key to a slot
- * number, and the entries in an array of slots that are cleared and reused.
- *
- * Why not a `Map` of the entries themselves: most locks set and delete an entry, and such a
- * `Map` rebuilds its table every few entries. V8 puts the new table of a long-lived `Map` in the
- * old generation and keeps the old one, with every entry it held, until the next full GC, so
- * each young collection kept the entries of locks long released and moved them to the old
- * generation, several times what a raw client promotes (see "Design decisions these figures
- * rest on" in bench/RESULTS.md). Slot numbers are small integers, which hold nothing, and a
- * cleared slot lets its entry go.
- */
-export class BusyKeys<V extends object> {
-  private readonly slotOf = new Map<string, number>();
-  private readonly slots: (V | undefined)[] = [];
-  private readonly freeSlots: number[] = [];
-
-  get size(): number {
-    return this.slotOf.size;
-  }
-
-  get(key: string): V | undefined {
-    const slot = this.slotOf.get(key);
-    return slot === undefined ? undefined : this.slots[slot];
-  }
-
-  set(key: string, entry: V): void {
-    const slot = this.slotOf.get(key);
-    if (slot !== undefined) {
-      this.slots[slot] = entry;
-      return;
-    }
-    const free = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.slots.length;
-    this.slots[free] = entry;
-    this.slotOf.set(key, free);
-  }
-
-  /** Drops `key` if its entry is still `entry` (another may have taken its place). */
-  deleteIf(key: string, entry: V): void {
-    const slot = this.slotOf.get(key);
-    if (slot === undefined || this.slots[slot] !== entry) return;
-    this.slotOf.delete(key);
-    this.slots[slot] = undefined;
-    this.freeSlots.push(slot);
-    // After a burst of many keys at once, let the grown arrays go.
-    if (this.slotOf.size === 0 && this.slots.length > 1024) {
-      this.slots.length = 0;
-      this.freeSlots.length = 0;
-    }
-  }
-
-  values(): V[] {
-    return [...this.slotOf.values()].map((slot) => this.slots[slot]!);
-  }
-}
-
-/**
- * One queue per set of keys (in the caller's order), per kind (and limit) and per engine. Readers and
- * writers of one key queue apart: the store decides between them.
- */
-export function queueKey({
-  fullKeys,
-  kind,
-}: {
-  fullKeys: readonly string[];
-  kind: LockKind;
-}): string {
-  if (kind.type === 'semaphore') return `${fullKeys[0]}\nsemaphore ${kind.limit}`;
-  if (kind.type !== 'mutex') return `${fullKeys[0]}\n${kind.type}`;
-  return fullKeys.length === 1 ? fullKeys[0] : fullKeys.join('\n');
 }

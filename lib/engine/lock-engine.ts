@@ -1,27 +1,15 @@
 import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
 import type { LockOptions, WithLockOptions } from './request/lock-options.interface.js';
 import { checkOnLost, isPlainObject } from './request/lock-options.validation.js';
-import {
-  holdWhile,
-  countHeldKeys,
-  findHeldLock,
-  insideHeldLock,
-  runHoldingLock,
-} from './hold/held-lock.js';
-import { EngineContext, shutDown, type LockEngineConfig, BusyKeys } from './engine-context.js';
+import { holdWhile, innermostFrame, runHoldingLock } from './hold/held-lock.js';
+import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
 import { LockAcquirer, type KeyEntry } from './acquire/lock-acquirer.js';
 import { type LockEvent, traceAcquire, tracing } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
 import { LockLeases } from './hold/lock-leases.js';
-import {
-  describeKind,
-  limitOf,
-  prepareLockRequest,
-  type LockRequest,
-} from './request/lock-request.js';
-import { NestedLock } from './hold/nested-lock.js';
+import { describeKind, prepareLockRequest, type LockRequest } from './request/lock-request.js';
+import { NestedLock, reentry } from './hold/nested-lock.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
-import { callStore } from './store-calls/store-call.js';
 import type { Observable } from 'rxjs';
 import { LockInspections } from './lock-inspections.js';
 
@@ -48,8 +36,6 @@ export class LockEngine {
   constructor(private readonly config: LockEngineSettings) {
     this.context = new EngineContext(config);
     this.inspections = new LockInspections(config.store, config.keyPrefix, config.storeTimeout);
-    // The keys this process is busy with: the acquirer fills the table, an unqueued lock's end
-    // clears it.
     const busyKeys = new BusyKeys<KeyEntry>();
     this.leases = new LockLeases(this.context, busyKeys);
     this.acquirer = new LockAcquirer(this.context, this.leases.parts, busyKeys);
@@ -149,13 +135,8 @@ export class LockEngine {
   }
 
   private take(request: LockRequest): Promise<Lock> {
-    if (!insideHeldLock()) return this.acquirer.take(request);
-    const outer = findHeldLock(this, request.fullKeys);
-    if (outer) return reenter(outer, request);
-    const overlap = countHeldKeys(this, request.fullKeys);
-    // Waiting for the rest while holding part would deadlock on our own keys.
-    if (overlap > 0) return Promise.reject(partialReentry(request, overlap));
-    return this.acquirer.take(request);
+    const innermost = innermostFrame();
+    return (innermost && reentry(innermost, this, request)) || this.acquirer.take(request);
   }
 
   /** Runs `fn` with `lock` recorded as held by the call chain. */
@@ -163,24 +144,11 @@ export class LockEngine {
     return runHoldingLock(this, lock, fullKeys, fn);
   }
 
-  /**
-   * Checks the store once, at startup: that it answers (if not, says so: the app still starts),
-   * its own configuration (e.g. WAIT for `replicas`), and the eviction policy (or that it is unread).
-   */
+  /** Registers this process as the owner of its locks, and checks the store (`checkStore`). */
   async init(): Promise<void> {
     // First, whatever the checks find: a store that does not answer yet gets it when it is back.
     this.unregister ??= this.inspections.register(this.config.instanceId);
-    const { store, health, deadlines } = this.context;
-    try {
-      await callStore(Promise.resolve(store.init?.()), undefined, 'ping', deadlines);
-      await callStore(store.ping(), undefined, 'ping', deadlines);
-    } catch (error) {
-      // A setting the store refuses fails bootstrap. An unreachable store does not: calls fail
-      // fast until it answers, and its return is told.
-      if (error instanceof LockOptionsError) throw error;
-      return health.failedAtStartup(error as Error);
-    }
-    await health.checkEviction(store, deadlines.ms);
+    await this.context.checkStore();
   }
 
   /** The calls the store refused in the last minute, one error per kind (for health). */
@@ -222,27 +190,50 @@ export class LockEngine {
 }
 
 /**
- * A nested handle on a lock the call chain holds, when it grants what is asked: the same kind,
- * or reading under a writer. Reading→writing would wait for the chain's own read lock.
+ * The engine's table of the keys this process is busy with (see `KeyEntry`): the acquirer fills
+ * it, and an unqueued lock takes itself out at its end. Keys map to slot numbers, and entries
+ * sit in an array of slots, cleared and reused; decision 0012 says why not a `Map` of entries.
  */
-function reenter(outer: Lock, request: LockRequest): Promise<Lock> {
-  const held = outer.kind;
-  const asked = request.kind;
-  const same = held.type === asked.type && limitOf(held) === limitOf(asked);
-  if (same || (held.type === 'write' && asked.type === 'read')) {
-    return Promise.resolve(new NestedLock(outer));
-  }
-  const why =
-    held.type === 'read' && asked.type === 'write'
-      ? "upgrading a read lock to a write lock would wait for this read lock for ever. Take it in mode 'write' from the start, or release the read lock first."
-      : `it is already held here as ${describeKind(held)}, not as ${describeKind(asked)}.`;
-  return Promise.reject(new LockOptionsError(`Lock "${request.label}": ${why}`, request.label));
-}
+export class BusyKeys<V extends object> {
+  private readonly slotOf = new Map<string, number>();
+  private readonly slots: (V | undefined)[] = [];
+  private readonly freeSlots: number[] = [];
 
-function partialReentry(request: LockRequest, overlapping: number): LockOptionsError {
-  return new LockOptionsError(
-    `Lock "${request.label}": this call chain already holds ${overlapping} of its ${request.names.length} ` +
-      'keys in another lock. Take all the keys in the outer lock, or release it first.',
-    request.label,
-  );
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  get(key: string): V | undefined {
+    const slot = this.slotOf.get(key);
+    return slot === undefined ? undefined : this.slots[slot];
+  }
+
+  set(key: string, entry: V): void {
+    const slot = this.slotOf.get(key);
+    if (slot !== undefined) {
+      this.slots[slot] = entry;
+      return;
+    }
+    const free = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.slots.length;
+    this.slots[free] = entry;
+    this.slotOf.set(key, free);
+  }
+
+  /** Drops `key` if its entry is still `entry` (another may have taken its place). */
+  deleteIf(key: string, entry: V): void {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined || this.slots[slot] !== entry) return;
+    this.slotOf.delete(key);
+    this.slots[slot] = undefined;
+    this.freeSlots.push(slot);
+    // After a burst of many keys at once, let the grown arrays go.
+    if (this.slotOf.size === 0 && this.slots.length > 1024) {
+      this.slots.length = 0;
+      this.freeSlots.length = 0;
+    }
+  }
+
+  values(): V[] {
+    return [...this.slotOf.values()].map((slot) => this.slots[slot]!);
+  }
 }

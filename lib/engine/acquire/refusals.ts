@@ -1,11 +1,13 @@
 import {
   LockBusyError,
+  LockOptionsError,
   LockStoreError,
   type LockError,
   type NodeOutcome,
 } from '../../errors/lock.errors.js';
 import type { EngineContext } from '../engine-context.js';
-import { leaseTtlOf, type LockRequest } from '../request/lock-request.js';
+import { describeKind, leaseTtlOf, type LockRequest } from '../request/lock-request.js';
+import type { LockKind } from '../../stores/lock-store.interface.js';
 import type { AttemptOutcome, Grant } from '../wait/wait.types.js';
 
 /**
@@ -72,5 +74,14 @@ export function lateGrantError(request: LockRequest, took: number): LockStoreErr
     `the store's answer came ${Math.round(took)} ms after the request, later than the lease of ` +
       `${leaseTtlOf(request)} ms, so the lock was given back rather than held without a valid lease. ` +
       'Check the Redis latency, or use a longer `ttl`.',
+  );
+}
+
+/** An acquire that found the key held as another kind of lock, or with another limit. */
+export function kindConflict(label: string, kind: LockKind, heldAs: string): LockOptionsError {
+  return new LockOptionsError(
+    `Lock "${label}": asked as ${describeKind(kind)}, but it is held as ${heldAs}. ` +
+      'Everyone locking one key must use the same kind of lock and the same limit.',
+    label,
   );
 }

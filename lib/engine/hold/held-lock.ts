@@ -5,7 +5,8 @@ import type { LeaseWatchdog } from './lease-watchdog.js';
 import type { Lock } from '../lock.interface.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
 import type { LockKind, ReleaseResult } from '../../stores/lock-store.interface.js';
-import type { EngineContext, BusyKeys } from '../engine-context.js';
+import type { EngineContext } from '../engine-context.js';
+import type { BusyKeys } from '../lock-engine.js';
 import type { LockRequest } from '../request/lock-request.js';
 import type { Grant } from '../wait/wait.types.js';
 import { extendLock, releaseLock } from './lock-release.js';
@@ -143,7 +144,8 @@ export class HeldLock implements Lock, WatchedLease {
 
 // The locks a call chain holds, for reentrancy and `currentLock()`, and the code run holding one.
 
-interface HeldFrame {
+/** A lock a call chain holds, inside those it held before (`parent`). */
+export interface HeldFrame {
   readonly owner: object;
   readonly lock: Lock;
   readonly fullKeys: readonly string[];
@@ -162,36 +164,14 @@ export function runHoldingLock<T>(
   return storage.run({ owner, lock, fullKeys, parent: storage.getStore() }, fn);
 }
 
-/**
- * The innermost lock of `owner` held by the current async context that covers every one of
- * `fullKeys`, if any. Locks from another owner (another app) never match.
- */
-export function findHeldLock(owner: object, fullKeys: readonly string[]): Lock | undefined {
-  for (let frame = storage.getStore(); frame; frame = frame.parent) {
-    if (frame.owner !== owner || !frame.lock.isHeld) continue;
-    if (fullKeys.every((key) => frame.fullKeys.includes(key))) return frame.lock;
-  }
-  return undefined;
-}
-
-/** True when the current call chain holds some lock (of any owner): most acquires run outside. */
-export function insideHeldLock(): boolean {
-  return storage.getStore() !== undefined;
+/** The innermost lock the current call chain holds (of any owner): most acquires run outside. */
+export function innermostFrame(): HeldFrame | undefined {
+  return storage.getStore();
 }
 
 /** The innermost lock held by the current call chain (set by `withLock` and `@DistributedLock`). */
 export function currentLock(): Lock | undefined {
   return storage.getStore()?.lock;
-}
-
-/** How many of `fullKeys` locks of `owner` held by the current async context cover. */
-export function countHeldKeys(owner: object, fullKeys: readonly string[]): number {
-  let frame = storage.getStore();
-  const held = new Set<string>();
-  for (; frame; frame = frame.parent) {
-    if (frame.owner === owner && frame.lock.isHeld) frame.fullKeys.forEach((key) => held.add(key));
-  }
-  return fullKeys.filter((key) => held.has(key)).length;
 }
 
 /**

@@ -1,4 +1,6 @@
-import { type EngineContext, stopWork, type BusyKeys } from '../engine-context.js';
+import { type EngineContext, stopWork } from '../engine-context.js';
+import type { BusyKeys } from '../lock-engine.js';
+import { leaseEnd } from '../request/lock-request.js';
 import { traceExtend, tracing } from '../lock.events.js';
 import type { HeldLock, HoldParts } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
@@ -30,7 +32,7 @@ export class LockLeases {
           context.emit({ type: 'renewed', key: (lease as HeldLock).key, ttl });
       },
       lost: (lease, reason) => loseLock(lease as HeldLock, reason),
-      leaseEnd: (sentAt, ttl) => context.leaseEnd(sentAt, ttl),
+      leaseEnd: (sentAt, ttl) => leaseEnd(context.store, sentAt, ttl),
     });
     this.parts = { context, watchdog: this.watchdog, busyKeys };
   }

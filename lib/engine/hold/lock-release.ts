@@ -4,13 +4,13 @@ import type {
   ReleaseReport,
   ReleaseResult,
 } from '../../stores/lock-store.interface.js';
-import { type EngineContext, queueKey } from '../engine-context.js';
-import { newLockToken } from '../request/lock-request.js';
+import type { EngineContext } from '../engine-context.js';
+import { leaseEnd, newLockToken, queueKey } from '../request/lock-request.js';
 import { validateLockOptions } from '../request/lock-options.validation.js';
 import { StoreCall } from '../store-calls/store-call.js';
 import type { WaitQueue } from '../wait/wait-queue.js';
 import type { Grant, Waiter } from '../wait/wait.types.js';
-import { isLate } from '../acquire/attempt-call.js';
+import { isLate } from '../acquire/lock-acquirer.js';
 import { traceExtend, traceRelease, tracing } from '../lock.events.js';
 import type { HeldLock } from './held-lock.js';
 import { renewalTtl } from './watched-lease.js';
@@ -195,7 +195,7 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
     if (this.ends) emitReleased(context, lock, report.result);
     if (successorWaiter) {
       // The lease set for the successor counts from when the release was sent.
-      const expiresAt = context.leaseEnd(sentAt!, successor!.ttl);
+      const expiresAt = leaseEnd(context.store, sentAt!, successor!.ttl);
       let grant: Grant | undefined = report.succeeded
         ? { token: successor!.token, startedAt: sentAt!, expiresAt }
         : undefined;

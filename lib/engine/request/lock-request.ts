@@ -1,6 +1,6 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
-import type { LockKind } from '../../stores/lock-store.interface.js';
+import type { LockKind, LockStore } from '../../stores/lock-store.interface.js';
 import { PROCESS_ID_CHARS } from '../../stores/lock-inspection.interface.js';
 import type { LockOptions, ResolvedLockOptions } from './lock-options.interface.js';
 import { describe, lockOptionsProblem } from './lock-options.validation.js';
@@ -75,6 +75,25 @@ export function resolveLockOptions(
   };
 }
 
+/**
+ * The one definition of a lease's validity: a lease of `ttl` ms sent at `sentAt` is surely over
+ * in `store` by then (less its clock drift). `ttl` is what was sent, which may be shorter than
+ * the option (`maxHold`, `extend(shorter)`).
+ */
+export function leaseEnd(store: LockStore, sentAt: number, ttl: number): number {
+  return sentAt + ttl - (store.drift?.(ttl) ?? 0);
+}
+
+/**
+ * One queue per set of keys (in the caller's order), per kind (and limit) and per engine. Readers and
+ * writers of one key queue apart: the store decides between them.
+ */
+export function queueKey({ fullKeys, kind }: Pick<LockRequest, 'fullKeys' | 'kind'>): string {
+  if (kind.type === 'semaphore') return `${fullKeys[0]}\nsemaphore ${kind.limit}`;
+  if (kind.type !== 'mutex') return `${fullKeys[0]}\n${kind.type}`;
+  return fullKeys.length === 1 ? fullKeys[0] : fullKeys.join('\n');
+}
+
 /** Readers get no fence: `fencing` from the module's defaults is meant for the writers. */
 function readerOptions(kind: LockKind, options: ResolvedLockOptions): ResolvedLockOptions {
   return kind.type === 'read' && options.fencing ? { ...options, fencing: false } : options;
@@ -93,23 +112,10 @@ export function kindOf(options: LockOptions | undefined): LockKind {
   return options.mode === 'read' ? READ : WRITE;
 }
 
-export function limitOf(kind: LockKind): number | undefined {
-  return kind.type === 'semaphore' ? kind.limit : undefined;
-}
-
 /** For messages: "a mutex", "a semaphore of limit 3", "a read lock", "a write lock". */
 export function describeKind(kind: LockKind): string {
   if (kind.type === 'semaphore') return `a semaphore of limit ${kind.limit}`;
   return kind.type === 'mutex' ? 'a mutex' : `a ${kind.type} lock`;
-}
-
-/** An acquire that found the key held as another kind of lock, or with another limit. */
-export function kindConflict(label: string, kind: LockKind, heldAs: string): LockOptionsError {
-  return new LockOptionsError(
-    `Lock "${label}": asked as ${describeKind(kind)}, but it is held as ${heldAs}. ` +
-      'Everyone locking one key must use the same kind of lock and the same limit.',
-    label,
-  );
 }
 
 // Keys.

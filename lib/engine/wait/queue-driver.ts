@@ -1,6 +1,7 @@
 import { pollInterval } from '../../policy/wait-policy.js';
 import type { ReleaseListener } from '../../stores/lock-store.interface.js';
-import type { EngineContext, BusyKeys } from '../engine-context.js';
+import type { EngineContext } from '../engine-context.js';
+import type { BusyKeys } from '../lock-engine.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { QueueDriver } from './wait.types.js';
 

@@ -1,7 +1,6 @@
-import { newLockToken, type LockRequest } from '../request/lock-request.js';
+import { newLockToken, queueKey, type LockRequest } from '../request/lock-request.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
 import { LocalHandoffs } from './local-handoffs.js';
-import { queueKey } from '../engine-context.js';
 import { PendingCalls } from './pending-calls.js';
 import type { QueueDriver, Waiter } from './wait.types.js';
 import { WakeLatch } from './wake-latch.js';

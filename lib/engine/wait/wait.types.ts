@@ -1,7 +1,7 @@
 import type { ReleaseListener } from '../../stores/lock-store.interface.js';
 import type { WatchedLease } from '../hold/watched-lease.js';
 import type { WaitQueue } from './wait-queue.js';
-import type { BusyKeys } from '../engine-context.js';
+import type { BusyKeys } from '../lock-engine.js';
 
 /** A won acquire attempt, waiting to be turned into a lock. */
 export interface Grant {

@@ -7,8 +7,7 @@ import type { WaitQueue } from './wait-queue.js';
 import type { Waiter } from './wait.types.js';
 import type { EngineContext } from '../engine-context.js';
 import type { HoldParts } from '../hold/held-lock.js';
-import { holdLock } from '../acquire/lock-acquirer.js';
-import { sendAttempt } from '../acquire/attempt-call.js';
+import { holdLock, sendAttempt } from '../acquire/lock-acquirer.js';
 import type { Refusals } from '../acquire/refusals.js';
 
 /** What a waiter uses: the store, through attempts; the hold parts, to hold what it wins. */
