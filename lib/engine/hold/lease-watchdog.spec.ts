@@ -284,3 +284,60 @@ describe('LeaseWatchdog calls in flight', () => {
     expect(answers).toHaveLength(1);
   });
 });
+
+describe('LeaseWatchdog on real timers, with no I/O to wake the event loop', () => {
+  /**
+   * Adds `count` leases of `ttl` ms, all with one deadline; resolves once renewal or loss has
+   * seen every one (or after 2 s), with how late the last was seen: after the last lease added
+   * was due for renewal, or after the deadline.
+   */
+  async function seeAll(
+    count: number,
+    ttl: number,
+    autoRenew: boolean,
+  ): Promise<{ seen: number; lateMs: number }> {
+    const seen = new Set<string>();
+    let last = 0;
+    let allSeen!: () => void;
+    const done = new Promise<void>((resolve) => (allSeen = resolve));
+    const see = (key: string): void => {
+      last = performance.now();
+      seen.add(key);
+      if (seen.size === count) allSeen();
+    };
+    const watchdog = new LeaseWatchdog({
+      extend: (leases) => {
+        leases.forEach((one) => see(one.keys[0]));
+        return Promise.resolve(leases.map(() => 'extended' as const));
+      },
+      renewed: () => undefined,
+      lost: (gone) => see(gone.fullKeys[0]),
+      leaseEnd: (sentAt, ttlSent) => sentAt + ttlSent,
+    });
+    const expiresAt = performance.now() + ttl;
+    for (let i = 0; i < count; i++) watchdog.add({ ...lease(`k${i}`, ttl, autoRenew), expiresAt });
+    const due = autoRenew ? performance.now() + ttl / 3 : expiresAt;
+    let bound: NodeJS.Timeout | undefined;
+    // The only other timer: a stalled watchdog would wait for it, or for some stray wake-up.
+    await Promise.race([done, new Promise((resolve) => (bound = setTimeout(resolve, 2_000)))]);
+    clearTimeout(bound);
+    watchdog.stop();
+    return { seen: seen.size, lateMs: last - due };
+  }
+
+  // Each slice takes its own task, and the next follows at once, not at the next I/O or timer:
+  // stalled, they took a second or more. Unstalled, 4,010 renewals take about 80 ms under jest.
+  it(`ends ${3 * TASK_SLICE} leases that run out together in consecutive tasks`, async () => {
+    const { seen, lateMs } = await seeAll(3 * TASK_SLICE, 50, false);
+
+    expect(seen).toBe(3 * TASK_SLICE);
+    expect(lateMs).toBeLessThan(250);
+  });
+
+  it(`renews ${2 * PUSH_SLICE + 10} new leases, pushed into the heap over consecutive tasks`, async () => {
+    const { seen, lateMs } = await seeAll(2 * PUSH_SLICE + 10, 300, true);
+
+    expect(seen).toBe(2 * PUSH_SLICE + 10);
+    expect(lateMs).toBeLessThan(250);
+  });
+});

@@ -108,7 +108,6 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     lease.watch = undefined;
     if (entry.slot >= 0) this.due.remove(entry);
     else this.removeAdded(entry);
-    // Only shutdown waits for the last lease.
     if (this.onEmptied && this.size === 0) this.onEmptied();
   }
 
@@ -172,7 +171,8 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     }
     this.sendLine();
     if ((top && top.dueAt <= now) || this.added.length > 0) {
-      inLibraryScope(() => setImmediate(() => this.tick()).unref());
+      // Referenced: an unreferenced immediate would wait for the next I/O or timer to run.
+      inLibraryScope(() => setImmediate(() => this.tick()));
     } else if (top) {
       this.arm(top.dueAt);
     }
