@@ -122,18 +122,22 @@ export class RedisLockStore implements LockStore {
 
   /** The attempt, then WAIT for a grant with `replicas`. */
   private attempt(request: AcquireRequest): Promise<AcquireAttempt> {
-    const { keys, token, ttl, fencing, queue, kind } = request;
-    const attempt =
-      kind && kind.type !== 'mutex'
-        ? acquireHolder(this.send, request, kind)
-        : // The common case, as plain `SET NX PX`: no script to run.
-          keys.length === 1 && queue === undefined && !fencing
-          ? this.acquireBySet(keys[0], token, ttl)
-          : acquireMutex(this.send, request);
+    const attempt = this.attemptOnce(request);
     const { replicaWait } = this;
     if (!replicaWait) return attempt;
+    const { keys, token, kind } = request;
     const giveBack = (): Promise<unknown> => this.release(keys, token, { kind });
     return attempt.then((won) => replicaWait.confirm(won, keys, giveBack));
+  }
+
+  private attemptOnce(request: AcquireRequest): Promise<AcquireAttempt> {
+    const { keys, token, ttl, fencing, queue, kind } = request;
+    if (kind && kind.type !== 'mutex') return acquireHolder(this.send, request, kind);
+    // The common case, as plain `SET NX PX`: no script to run.
+    if (keys.length === 1 && queue === undefined && !fencing) {
+      return this.acquireBySet(keys[0], token, ttl);
+    }
+    return acquireMutex(this.send, request);
   }
 
   /** Not async, and the holder's lease is read only when busy: this is every uncontended lock. */
