@@ -32,8 +32,8 @@ export interface Durations {
 /**
  * The machine is shared and its load swings within seconds: many short repetitions, rather
  * than a few long ones, let those swings fall on every contender alike and the median drop
- * them. Scenario 1's ratios to raw swing most (a cell is 500 ms) and sit near their target, so
- * it takes the most. Scenario 5 is a 15 s steady state, where three are enough.
+ * them. Scenario 1's ratios to raw swing most (500 ms per contender, in slices) and sit near
+ * their target, so it takes the most. Scenario 5 is a 15 s steady state, where three are enough.
  */
 const FULL_REPS = { 1: 15, 2: 5, 3: 5, 4: 5, 5: 3, 6: 5, 7: 5, 8: 3, 9: 1 };
 const QUICK_REPS = { 1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1, 8: 1, 9: 1 };

@@ -46,7 +46,7 @@ export function onCellRun(listener: RunListener | undefined): void {
  * Runs one cell: every contender once per repetition, in an order rotated each repetition, so
  * that drift in machine load falls on all of them alike. Then combines the repetitions.
  */
-export async function runCell<C extends Runnable>(
+export function runCell<C extends Runnable>(
   cell: string,
   params: Record<string, number>,
   contenders: readonly C[],
@@ -54,11 +54,43 @@ export async function runCell<C extends Runnable>(
   run: (contender: C, rep: number) => Promise<RunOutcome>,
   log: (line: string) => void,
 ): Promise<CellResult> {
+  const plan = { reps, slices: 1, finish: ([outcome]: RunOutcome[]) => outcome };
+  return runSlicedCell(cell, params, contenders, plan, run, log);
+}
+
+/** How `runSlicedCell` splits a cell, and how it turns a repetition's slices into figures. */
+export interface SlicePlan<S> {
+  readonly reps: number;
+  /** Runs of each contender per repetition, interleaved with the others'. */
+  readonly slices: number;
+  /** One contender's slices of one repetition as that repetition's outcome. */
+  readonly finish: (slices: S[]) => RunOutcome;
+}
+
+/**
+ * Runs one cell as `runCell` does, but each repetition is `slices` short runs per contender,
+ * the contenders taking turns (rotated every turn), so that the machine's swings within a
+ * repetition, which last from a fraction of a second to seconds here, fall on all of them alike.
+ */
+export async function runSlicedCell<C extends Runnable, S>(
+  cell: string,
+  params: Record<string, number>,
+  contenders: readonly C[],
+  { reps, slices, finish }: SlicePlan<S>,
+  run: (contender: C, rep: number) => Promise<S>,
+  log: (line: string) => void,
+): Promise<CellResult> {
   const outcomes = new Map<C, RunOutcome[]>(contenders.map((contender) => [contender, []]));
   let done = 0;
   for (let rep = 0; rep < reps; rep++) {
+    const taken = new Map<C, S[]>(contenders.map((contender) => [contender, []]));
+    for (let slice = 0; slice < slices; slice++) {
+      for (const contender of rotation(contenders, rep * slices + slice)) {
+        taken.get(contender)!.push(await run(contender, rep));
+      }
+    }
     for (const contender of rotation(contenders, rep)) {
-      const outcome = await run(contender, rep);
+      const outcome = finish(taken.get(contender)!);
       outcomes.get(contender)!.push(outcome);
       log(`  ${cell} rep ${rep + 1}/${reps} ${contender.name}: ${headline(outcome.figures)}`);
       runListener?.(cell, ++done, reps * contenders.length);
