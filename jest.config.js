@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /** Jest 30 + ts-jest in ESM mode; run through `npm test` (NODE_OPTIONS=--experimental-vm-modules). */
 const transform = {
   '^.+\\.ts$': [
@@ -61,4 +63,9 @@ export default {
     },
   ],
   testTimeout: 30000,
+  // Jest's default, one worker fewer than the cores, runs a 2-core machine's `npm test` one file
+  // at a time: 6–7 minutes, most of it spent waiting on Redis, child processes and timers, where
+  // two workers take 3.5. Every file starts its own servers on free ports. The scale and chaos
+  // suites run in band (package.json): they measure against thresholds.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
 };
