@@ -64,8 +64,8 @@ export default {
   ],
   testTimeout: 30000,
   // Jest's default, one worker fewer than the cores, runs a 2-core machine's `npm test` one file
-  // at a time: 6–7 minutes, most of it spent waiting on Redis, child processes and timers, where
-  // two workers take 3.5. Every file starts its own servers on free ports. The scale and chaos
-  // suites run in band (package.json): they measure against thresholds.
+  // at a time, though most of it waits on Redis, child processes and timers; every file starts
+  // its own servers on free ports. The scale and chaos suites run in band (package.json): they
+  // measure against thresholds.
   maxWorkers: Math.max(2, availableParallelism() - 1),
 };

@@ -88,7 +88,8 @@ async function measure(
   const elapsedMs = performance.now() - started;
   const commands = await closeWindow();
   const cycles = latencies.length;
-  const [serverCommands, clientCommands] = [total(commands.server), total(commands.client)];
+  const serverCommands = total(commands.server);
+  const clientCommands = total(commands.client);
   return { cycles, elapsedMs, latencies, serverCommands, clientCommands };
 }
 

@@ -25,6 +25,12 @@ const LOOPS_PER_KEY = 8;
 // than the single-server run's 7200, since the three keys (and a control key) run at once.
 const ITERATIONS = 60;
 
+/**
+ * A hundredth of the waiter's poll tick (5 s): only a wake-up by notification hands over this
+ * fast. The hand-over's own latency is the bench's to measure (scenario 8), not a test's.
+ */
+const WOKEN_WITHIN_MS = 50;
+
 describe('locks on a Redis Cluster (3 masters, 1 replica each)', () => {
   let cluster: RedisCluster;
   const clients: Cluster[] = [];
@@ -174,7 +180,7 @@ describe('locks on a Redis Cluster (3 masters, 1 replica each)', () => {
     await result.value?.release();
   });
 
-  it('wakes a waiter in another engine by sharded notification: hand-off p99 under 50 ms on every master', async () => {
+  it(`wakes a waiter in another engine by sharded notification: hand-off p99 under ${WOKEN_WITHIN_MS} ms on every master`, async () => {
     const placed = await namesOnDistinctMasters(cluster, 'handoff', 3);
     const holder = engine({ redis: client() });
     const observed = new ObservedStore(new RedisLockStore(client()));
@@ -213,9 +219,7 @@ describe('locks on a Redis Cluster (3 masters, 1 replica each)', () => {
     await handOff(6); // connections and subscriptions warm
     // Six Redis processes share two cores with the test, and with another test file: a
     // scheduling hiccup can spoil one batch's tail, while a wake-up that does not work spoils
-    // every batch. 50 ms is a hundredth of the poll tick; the hand-over's own latency is
-    // measured in the bench (scenario 8), not here: a p99 bound of 10 ms failed at 11.9 ms when
-    // another file ran beside this one.
+    // every batch.
     const batches: number[] = [];
     for (let batch = 0; batch < 3; batch++) {
       const handoffs = await handOff(120);
@@ -230,8 +234,8 @@ describe('locks on a Redis Cluster (3 masters, 1 replica each)', () => {
       expect(new Set(handoffs.map((handoff) => handoff.master)).size).toBe(3);
       // Woken once and won at once: no poll tick, no retry.
       expect(handoffs.map((handoff) => handoff.attemptsAfterPark)).toEqual(handoffs.map(() => 1));
-      if (batches.at(-1)! < 50) break;
+      if (batches.at(-1)! < WOKEN_WITHIN_MS) break;
     }
-    expect(Math.min(...batches)).toBeLessThan(50);
+    expect(Math.min(...batches)).toBeLessThan(WOKEN_WITHIN_MS);
   }, 30_000);
 });
