@@ -22,7 +22,9 @@ import { sleep, waitUntil } from '../harness/waits.js';
 // same answers on either (lib/stores/redis/ioredis-internals.ts).
 
 const LOCKS = 200;
-const TTL = 300;
+// Long enough that 200 grants taken at once on a loaded CI machine still land inside the lease
+// (300 ms did not: one came 397 ms after its request), short enough that two renewals take ~1 s.
+const TTL = 1_500;
 const every = (on: boolean) => Object.fromEntries(IOREDIS_TRICKS.map((trick) => [trick, on]));
 const upTo = (count: number): number[] => Array.from({ length: count }, (_, i) => i + 1);
 
