@@ -109,7 +109,8 @@ export class RedisLockStore implements LockStore {
 
   /**
    * Ready, not failed since, and its socket still writable: most calls find it so, and read it
-   * here, ahead of the connection's fuller account (see `ConnectionState.down`).
+   * here, ahead of the connection's fuller account (see `ConnectionState.down`), which keeps
+   * connection-state.ts off the uncontended path (decision 0012).
    */
   private get writable(): boolean {
     const { client } = this;
