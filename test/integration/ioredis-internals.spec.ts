@@ -22,8 +22,8 @@ import { sleep, waitUntil } from '../harness/waits.js';
 // same answers on either (lib/stores/redis/ioredis-internals.ts).
 
 const LOCKS = 200;
-// Long enough that 200 grants taken at once on a loaded CI machine still land inside the lease
-// (300 ms did not: one came 397 ms after its request), short enough that two renewals take ~1 s.
+// Long enough that 200 grants taken at once land inside their lease on a loaded CI machine,
+// short enough that the two renewals the test waits for take about a second.
 const TTL = 1_500;
 const every = (on: boolean) => Object.fromEntries(IOREDIS_TRICKS.map((trick) => [trick, on]));
 const upTo = (count: number): number[] => Array.from({ length: count }, (_, i) => i + 1);

@@ -42,7 +42,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     return [...this.due.all(), ...this.added].map((entry) => entry.lease as L);
   }
 
-  /** Watches `lease`, taken at `now`, till its first renewal (`interval`, inlined: decision 0012). */
+  /** Watches `lease`, taken at `now`, until its first renewal (`interval`, inlined: see 0012). */
   add(lease: L, now = performance.now()): void {
     const renewAt = now + lease.ttl / 3;
     const entry: WatchEntry = {
