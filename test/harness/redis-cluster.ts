@@ -13,6 +13,7 @@ import { adminCall, infoOf } from './redis-admin.js';
 import { freePorts, RedisProcess } from './redis-process.js';
 import { waitUntil } from './waits.js';
 import { expectEveryLockKeyToExpire } from './key-expiry.js';
+import { OWNED_DISCONNECT_TIMEOUT_MS } from '../../lib/stores/redis/owned-client.js';
 
 export type ClusterRole = 'master' | 'replica';
 
@@ -93,7 +94,12 @@ export class RedisCluster {
       slotsRefreshTimeout: 1_000,
       ...options,
       // Fail fast on a dead node instead of queueing for the default 20 retries.
-      redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 1_000, ...options.redisOptions },
+      redisOptions: {
+        maxRetriesPerRequest: 1,
+        connectTimeout: 1_000,
+        disconnectTimeout: OWNED_DISCONNECT_TIMEOUT_MS,
+        ...options.redisOptions,
+      },
     });
     client.on('error', () => undefined);
     return client;

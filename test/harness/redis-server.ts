@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 
 import { freePort, spawnRedisServer } from '../../tools/redis-launcher.js';
 import { expectEveryLockKeyToExpire } from './key-expiry.js';
+import { OWNED_DISCONNECT_TIMEOUT_MS } from '../../lib/stores/redis/owned-client.js';
 
 export { assertRedisInstalled, REDIS_INSTALL_HINT } from './global-setup.js';
 export { freePort };
@@ -39,6 +40,8 @@ export class RedisServer {
       port: this.port,
       db: options.db ?? 0,
       maxRetriesPerRequest: 1,
+      // A client dropped while its server is down holds the worker up for this long.
+      disconnectTimeout: OWNED_DISCONNECT_TIMEOUT_MS,
     });
     client.on('error', () => undefined);
     return client;

@@ -1,6 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { ReleaseListener } from '../lock-store.interface.js';
 import { closeConnection } from './close-connection.js';
+import { OWNED_DISCONNECT_TIMEOUT_MS } from './owned-client.js';
 import { inLibraryScope } from '../library-scope.js';
 
 type Subscriber = Redis | Cluster;
@@ -99,10 +100,16 @@ export class ReleaseNotifier {
 
 /** The notifier for a store on `client`: its own subscriber connection, duplicated from it. */
 export function notifierFor(client: Redis | Cluster): ReleaseNotifier {
+  // The subscriber is ours, whoever made `client`, and is closed as we close our own.
+  const disconnectTimeout = OWNED_DISCONNECT_TIMEOUT_MS;
   if (client instanceof Cluster) {
     // The subscriber queues commands until it is connected, whatever the user's client does.
     const subscriber = () =>
-      client.duplicate([], { shardedSubscribers: true, enableOfflineQueue: true });
+      client.duplicate([], {
+        shardedSubscribers: true,
+        enableOfflineQueue: true,
+        redisOptions: { ...client.options.redisOptions, disconnectTimeout },
+      });
     return new ReleaseNotifier(subscriber, true);
   }
   // SUBSCRIBE is safe to send twice: let a reconnect resend it. No ready check: SUBSCRIBE runs on
@@ -113,6 +120,7 @@ export function notifierFor(client: Redis | Cluster): ReleaseNotifier {
       enableOfflineQueue: true,
       autoResendUnfulfilledCommands: true,
       enableReadyCheck: false,
+      disconnectTimeout,
     });
   return new ReleaseNotifier(subscriber, false);
 }
