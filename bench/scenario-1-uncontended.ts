@@ -28,10 +28,10 @@ const SLICES = 5;
 export async function runUncontended(context: ScenarioContext): Promise<ScenarioResult> {
   const { options, log } = context;
   const cells: CellResult[] = [];
+  const slice = options.durations.uncontendedMs / SLICES;
+  const plan = { reps: options.reps[1], slices: SLICES, finish: figuresOf };
   await withWarmContenders(context, 'defaults', async (contenders) => {
     for (const workers of CONCURRENCY) {
-      const slice = options.durations.uncontendedMs / SLICES;
-      const plan = { reps: options.reps[1], slices: SLICES, finish: figuresOf };
       const cell = await runSlicedCell(
         `C=${workers}`,
         { workers },

@@ -13,7 +13,7 @@ import { adminCall, infoOf } from './redis-admin.js';
 import { freePorts, RedisProcess } from './redis-process.js';
 import { waitUntil } from './waits.js';
 import { expectEveryLockKeyToExpire } from './key-expiry.js';
-import { OWNED_DISCONNECT_TIMEOUT_MS } from '../../lib/stores/redis/owned-client.js';
+import { DROPPED_AT_ONCE } from './redis-server.js';
 
 export type ClusterRole = 'master' | 'replica';
 
@@ -97,7 +97,7 @@ export class RedisCluster {
       redisOptions: {
         maxRetriesPerRequest: 1,
         connectTimeout: 1_000,
-        disconnectTimeout: OWNED_DISCONNECT_TIMEOUT_MS,
+        ...DROPPED_AT_ONCE,
         ...options.redisOptions,
       },
     });

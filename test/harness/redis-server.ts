@@ -6,6 +6,12 @@ import { expectEveryLockKeyToExpire } from './key-expiry.js';
 import { OWNED_DISCONNECT_TIMEOUT_MS } from '../../lib/stores/redis/owned-client.js';
 
 export { assertRedisInstalled, REDIS_INSTALL_HINT } from './global-setup.js';
+
+/**
+ * For the tests' own clients: dropped while their server is down, they would otherwise hold
+ * the Jest worker up for ioredis's 2 s `disconnectTimeout` (see close-while-down.spec.ts).
+ */
+export const DROPPED_AT_ONCE = { disconnectTimeout: OWNED_DISCONNECT_TIMEOUT_MS } as const;
 export { freePort };
 
 /** A throwaway redis-server on a loopback port, owned by the test that started it. */
@@ -40,8 +46,7 @@ export class RedisServer {
       port: this.port,
       db: options.db ?? 0,
       maxRetriesPerRequest: 1,
-      // A client dropped while its server is down holds the worker up for this long.
-      disconnectTimeout: OWNED_DISCONNECT_TIMEOUT_MS,
+      ...DROPPED_AT_ONCE,
     });
     client.on('error', () => undefined);
     return client;

@@ -2,16 +2,14 @@ import { Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockStoreError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
-import { OWNED_DISCONNECT_TIMEOUT_MS } from '../../lib/stores/redis/owned-client.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
+import { DROPPED_AT_ONCE } from '../harness/redis-server.js';
 import { loopLag } from '../harness/loop-lag.js';
 import { errorOf } from '../harness/waits.js';
 import { recordEvents } from '../harness/engine-events.js';
 import { scanKeys } from '../harness/scan-keys.js';
 
 const WAIT = 2_000;
-/** A client dropped while its server is down would hold the worker up for 2 s otherwise. */
-const DROPPED_SOON = { disconnectTimeout: OWNED_DISCONNECT_TIMEOUT_MS };
 
 // Clients the user made and handed over at once, as `forRoot({ redlock })` gets them when the
 // module is built right after them: still connecting, and without an offline queue, so a
@@ -28,7 +26,7 @@ describe('Redlock over clients still connecting', () => {
         host: '127.0.0.1',
         port,
         enableOfflineQueue: false,
-        ...DROPPED_SOON,
+        ...DROPPED_AT_ONCE,
       });
       client.on('error', () => undefined);
       return client;
@@ -148,7 +146,11 @@ describe('one Redis over a client still connecting', () => {
   });
 
   it('waits for it to connect, at startup and for the first acquire', async () => {
-    const client = new Redis({ port: fleet.ports[0], enableOfflineQueue: false, ...DROPPED_SOON });
+    const client = new Redis({
+      port: fleet.ports[0],
+      enableOfflineQueue: false,
+      ...DROPPED_AT_ONCE,
+    });
     client.on('error', () => undefined);
     clients.push(client);
     const engine = createLockEngine({ redis: client });

@@ -6,12 +6,12 @@ import type { LockModuleOptions } from '../../lib/nest/interfaces/lock-module-op
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import { LockModule } from '../../lib/nest/lock.module.js';
 import { RedlockLockStore } from '../../lib/stores/redlock/redlock-lock.store.js';
-import { OWNED_DISCONNECT_TIMEOUT_MS } from '../../lib/stores/redis/owned-client.js';
 import { reportFigures } from '../harness/figures.js';
 import { loopLag } from '../harness/loop-lag.js';
 import { countOverlaps } from '../harness/intervals.js';
 import { adminCall, connectionCount } from '../harness/redis-admin.js';
 import { startRedisFleet, type RedisFleet } from '../harness/redis-fleet.js';
+import { DROPPED_AT_ONCE } from '../harness/redis-server.js';
 import { allClosed, socketsOpenedBy } from '../harness/opened-sockets.js';
 import { errorOf, waitUntil } from '../harness/waits.js';
 import { callsBetween, commandCalls } from '../harness/command-stats.js';
@@ -37,7 +37,7 @@ describe('Redlock over 5 independent masters', () => {
         port,
         maxRetriesPerRequest: 1,
         retryStrategy: () => 20,
-        disconnectTimeout: OWNED_DISCONNECT_TIMEOUT_MS,
+        ...DROPPED_AT_ONCE,
       });
       client.on('error', () => undefined);
       return client;
