@@ -9,6 +9,12 @@
  */
 export const PROCESS_ID_CHARS = 8;
 
+/**
+ * The length of every owner token and queue id this library makes, all base64url: a store can
+ * tell them from another client's values (see WAITERS_MARK in the Redis store).
+ */
+export const TOKEN_CHARS = 30;
+
 /** The process named by a token's first `PROCESS_ID_CHARS` characters. */
 export function processIdOf(token: string): string {
   return token.slice(0, PROCESS_ID_CHARS);

@@ -6,6 +6,7 @@ import type {
   SharedLockType,
 } from '../../lib/stores/lock-store.interface.js';
 import { LockOptionsError } from '../../lib/errors/lock.errors.js';
+import { TOKEN_CHARS } from '../../lib/stores/lock-inspection.interface.js';
 import { maxConcurrent, type Interval } from './intervals.js';
 import { engineOn } from './test-engine.js';
 import { sleep, waitUntil } from './waits.js';
@@ -93,11 +94,16 @@ export function describeStoreContract(
       const unsubscribe = await store.subscribe(key('n'), () => heard++);
       const unsubscribeWitness = await store.subscribe(key('n'), () => witness++);
       // A waiter's failed attempt names its queue: a store may wake only keys someone waits for.
-      const waiter = request([key('n')], 'waiter', { queue: 'q', takesTurns: false });
+      // Tokens and queue ids of the engine's form, which a store may rely on (see TOKEN_CHARS).
+      const token = (name: string): string => name.padEnd(TOKEN_CHARS, '0');
+      const waiter = request([key('n')], token('waiter'), {
+        queue: token('q'),
+        takesTurns: false,
+      });
       const holdAndRelease = async (owner: string): Promise<void> => {
-        await store.tryAcquire(request([key('n')], owner));
+        await store.tryAcquire(request([key('n')], token(owner)));
         expect((await store.tryAcquire(waiter)).acquired).toBe(false);
-        await store.release([key('n')], owner);
+        await store.release([key('n')], token(owner));
       };
       await holdAndRelease('owner');
       await waitUntil('the first release is heard', () => heard > 0 && witness > 0);

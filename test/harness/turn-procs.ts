@@ -2,7 +2,11 @@ import type { Redis } from 'ioredis';
 import type { LockEngine, LockEngineConfig } from '../../lib/engine/lock-engine.js';
 import type { LockEvent } from '../../lib/engine/lock.events.js';
 import { ACQUIRE, ACQUIRE_IN_TURN } from '../../lib/stores/redis/scripts/acquire.scripts.js';
-import { LEAVE, RELEASE } from '../../lib/stores/redis/scripts/release.scripts.js';
+import {
+  LEAVE,
+  RELEASE,
+  RELEASE_UNWATCHED,
+} from '../../lib/stores/redis/scripts/release.scripts.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { RecordingStore, type StoreRecord } from './recording-store.js';
 import { scanKeys } from './scan-keys.js';
@@ -59,7 +63,8 @@ function useTurnProcs(redis: RedisHarness): TurnProcs & { closeAll(): Promise<vo
   beforeAll(async () => {
     // Every script call is then one EVALSHA: no NOSCRIPT fallback, which would count twice in
     // commandstats, and send a leave's script after a PING that `settled` relies on.
-    for (const script of [ACQUIRE, ACQUIRE_IN_TURN, RELEASE.PUBLISH, LEAVE.PUBLISH]) {
+    const scripts = [ACQUIRE, ACQUIRE_IN_TURN, RELEASE.PUBLISH, RELEASE_UNWATCHED, LEAVE.PUBLISH];
+    for (const script of scripts) {
       await redis.probe.script('LOAD', script.body);
     }
   });

@@ -83,8 +83,10 @@ describe('local FIFO queue on one key', () => {
     // Only the first waiter tries: each release then sets the key for the next waiter here in
     // the same call. A waiter that polled, or a wake-up sent to every waiter, would show here.
     expect(attempts).toBe(1);
-    // Server side: the blocker's release, the first waiter's attempt, one release per worker.
-    expect(calls).toBe(2 + WORKERS);
+    // Server side: the blocker's release (two calls: the head here marked the key, so the first
+    // finds the mark and RELEASE hands the key on), the first waiter's attempt, one release per
+    // worker.
+    expect(calls).toBe(3 + WORKERS);
   });
 
   it('arrivals spread over hand-offs still get the lock in arrival order', async () => {
@@ -124,8 +126,9 @@ describe('local FIFO queue on one key', () => {
     expect(new Set(tokens.slice(0, 17)).size).toBe(1);
     expect(new Set(tokens.slice(17)).size).toBe(1);
     expect(tokens[17]).not.toBe(tokens[0]);
-    // The blocker's release, worker 0's attempt, and the releases of workers 16 and 19.
-    expect(calls).toBe(4);
+    // The blocker's release (two calls, as above), worker 0's attempt, and the releases of
+    // workers 16 and 19.
+    expect(calls).toBe(5);
     expect(await redis.client.exists(`lock:${key}`)).toBe(0);
   });
 

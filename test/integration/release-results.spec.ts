@@ -76,13 +76,11 @@ describe('release results', () => {
     const before = await commandCalls(redis.probe);
     const results = await Promise.all([lock.release(), lock.release(), lock.release()]);
     expect(results).toEqual(['released', 'released', 'released']);
-    // The RELEASE script runs once: one EVALSHA, and the GET, the EXISTS (of the turn list)
-    // and the DEL inside it once each. There is no turn list, so nobody waits and nothing is
-    // published.
+    // The release script runs once: one EVALSHA, and the GET and the DEL inside it once each.
+    // Nobody waits, so the value has no waiters' mark: no other key is read, nothing published.
     expect(callsBetween(before, await commandCalls(redis.probe))).toEqual({
       evalsha: 1,
       get: 1,
-      exists: 1,
       del: 1,
     });
     expect(await redis.probe.exists('lock:k')).toBe(0);

@@ -195,10 +195,11 @@ describe('store failures', () => {
       'the late win to be released',
       async () => drained(redis.client) && (await scanKeys(redis.probe)).length === 0,
     );
-    // The key really was won and given back: RELEASE deleted it (waking nobody: nobody waits).
-    await waitUntil('the RELEASE to run', async () => {
+    // The key really was won and given back: the release script deleted it, and read no turn
+    // list (nobody waits, so the key had no waiters' mark).
+    await waitUntil('the release to run', async () => {
       const ran = callsBetween(before, await commandCalls(redis.probe));
-      return ran.del === 1 && ran.exists === 1;
+      return ran.del === 1 && ran.get === 1;
     });
     expect(engine.stats()).toEqual({ queues: 0, held: 0 });
   });

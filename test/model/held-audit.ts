@@ -4,6 +4,7 @@
  * delay proxy, so it sees what Redis holds right now.
  */
 import type { Cluster, Redis } from 'ioredis';
+import { WAITERS_MARK } from '../../lib/stores/redis/scripts/lua-helpers.js';
 import type { OpenSection } from './section-book.js';
 
 /** The letter a holder set puts before a token (semaphore, reader, writer). */
@@ -24,8 +25,10 @@ async function leaseProblem(
   const { kind, token } = section.record;
   if (kind.type === 'mutex') {
     const [value, pttl] = await Promise.all([probe.get(fullKey), probe.pttl(fullKey)]);
-    // PTTL 0: under a millisecond left, the key still there.
-    if (value === token && pttl >= 0) return undefined;
+    // PTTL 0: under a millisecond left, the key still there. The token may carry the waiters'
+    // mark: another process waits for the key.
+    const ours = value === token || value === token + WAITERS_MARK;
+    if (ours && pttl >= 0) return undefined;
     return `key holds ${JSON.stringify(value)} (pttl ${pttl})`;
   }
   const member = MEMBER_LETTER[kind.type] + token;

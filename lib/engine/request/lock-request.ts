@@ -1,7 +1,7 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
 import type { LockKind, LockStore } from '../../stores/lock-store.interface.js';
-import { PROCESS_ID_CHARS } from '../../stores/lock-inspection.interface.js';
+import { PROCESS_ID_CHARS, TOKEN_CHARS } from '../../stores/lock-inspection.interface.js';
 import type { LockOptions, ResolvedLockOptions } from './lock-options.interface.js';
 import { describe, lockOptionsProblem } from './lock-options.validation.js';
 
@@ -215,11 +215,10 @@ function validateLockKey(key: unknown): void {
 export const PROCESS_ID = randomBytes((PROCESS_ID_CHARS * 3) / 4).toString('base64url');
 
 /** The random part of a token: 22 base64url characters, 132 bits. */
-const RANDOM_CHARS = 22;
+const RANDOM_CHARS = TOKEN_CHARS - PROCESS_ID_CHARS;
 const POOL_TOKENS = 256;
 /** 22 characters carry 16.5 bytes: the pool draws whole bytes for all its tokens at once. */
 const pool = Buffer.alloc((RANDOM_CHARS * POOL_TOKENS * 3) / 4);
-const TOKEN_CHARS = PROCESS_ID_CHARS + RANDOM_CHARS;
 let encoded = '';
 let next = POOL_TOKENS;
 

@@ -27,7 +27,7 @@ import { acquireHolder, acquireMutex } from './script-attempts.js';
 import { socketClosed } from './ioredis-internals.js';
 import { TURN_GRACE } from '../../policy/wait-policy.js';
 import type { PublishCommand } from './scripts/lua-script.js';
-import { GIVE_BACK, LEAVE, RELEASE } from './scripts/release.scripts.js';
+import { GIVE_BACK, LEAVE, RELEASE, RELEASE_UNWATCHED } from './scripts/release.scripts.js';
 import { notifierFor, type ReleaseNotifier } from './release-notifier.js';
 import {
   runScript,
@@ -166,8 +166,7 @@ export class RedisLockStore implements LockStore {
     { quiet = false, requeue = '', successor, kind }: ReleaseOptions = NO_RELEASE_OPTIONS,
   ): Promise<ReleaseReport> {
     // Not refused while the connection is down: a give-back must land once it is back.
-    const read = (reply: unknown): ReleaseReport =>
-      releaseReport(reply as number, (subscribers) => subscribers > this.listenersHere(keys));
+    const read = this.reportOf(keys);
     if (kind && kind.type !== 'mutex') {
       const args = [memberLetter[kind.type] + token, quiet ? '1' : '0'];
       const script = RELEASE_HOLDER[this.publish];
@@ -175,18 +174,36 @@ export class RedisLockStore implements LockStore {
     }
     if (quiet) return runScript(this.send, GIVE_BACK, keys, [token], read);
     const single = keys.length === 1;
-    const scriptKeys = single ? [keys[0], turnsKeyOf(keys[0])] : [...keys, ...keys.map(turnsKeyOf)];
-    const args: RedisArg[] = [token];
-    // The common release (nobody waits here) leaves the optional arguments off.
-    if (single && (requeue || successor)) {
-      args.push(requeue, successor?.token ?? '', successor?.ttl ?? 0);
+    if (single && !requeue && !successor) {
+      // Nobody waits here; a marked key (others wait elsewhere) answers 3, and is handed on.
+      const handOn = (reply: unknown): ReleaseReport | Promise<ReleaseReport> =>
+        reply === 3 ? this.handOn(keys, token, []) : read(reply);
+      return runScript(
+        this.send,
+        RELEASE_UNWATCHED,
+        keys,
+        [token],
+        handOn,
+      ) as Promise<ReleaseReport>;
     }
-    return runScript(this.send, RELEASE[this.publish], scriptKeys, args, read);
+    // The optional arguments are sent only when someone waits here.
+    const args = single ? [requeue, successor?.token ?? '', successor?.ttl ?? 0] : [];
+    return this.handOn(keys, token, args);
   }
 
-  /** How many of `keys` this process listens on: the release's own subscribers. */
-  private listenersHere(keys: readonly string[]): number {
-    return keys.filter((key) => this.notifier.isSubscribed(channelOf(key))).length;
+  /** RELEASE, which gives each key to the next process in its turn list, if any. */
+  private handOn(keys: readonly string[], token: string, args: RedisArg[]): Promise<ReleaseReport> {
+    const scriptKeys = [...keys, ...keys.map(turnsKeyOf)];
+    const script = RELEASE[this.publish];
+    return runScript(this.send, script, scriptKeys, [token, ...args], this.reportOf(keys));
+  }
+
+  /** Reads a release's reply; the notifications it sent are counted against our own listeners. */
+  private reportOf(keys: readonly string[]): (reply: unknown) => ReleaseReport {
+    const listenersHere = (): number =>
+      keys.filter((key) => this.notifier.isSubscribed(channelOf(key))).length;
+    return (reply) =>
+      releaseReport(reply as number, (subscribers) => subscribers > listenersHere());
   }
 
   private leaveLists(key: string, queue: string): void {

@@ -1,4 +1,4 @@
-import { HOLDER_OF, JOIN_LINE, NEXT_FENCE } from './lua-helpers.js';
+import { HOLDER_OF, JOIN_LINE, NEXT_FENCE, WAITERS_MARK } from './lua-helpers.js';
 import { lua } from './lua-script.js';
 
 /*
@@ -38,9 +38,16 @@ local groups = 1 + (fencing and 1 or 0) + (listener and 1 or 0)
 local n = #KEYS / groups
 local lines = (groups - 1) * n
 ${NEXT_FENCE}
+-- The listener leaves the line of a key it took; others still in it mark the key.
+local function take_out(key, turns_key)
+  redis.call('LREM', turns_key, 0, listener)
+  if redis.call('LLEN', turns_key) > 0 then
+    redis.call('SET', key, ARGV[1] .. '${WAITERS_MARK}', 'XX', 'KEEPTTL')
+  end
+end
 -- A single key is taken by SET NX, with no look first.
 if n == 1 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if listener then redis.call('LREM', KEYS[lines + 1], 0, listener) end
+  if listener then take_out(KEYS[1], KEYS[lines + 1]) end
   if fencing then return {1, next_fence(KEYS[2], ARGV[2])} end
   return {1}
 end
@@ -49,11 +56,14 @@ ${HOLDER_OF}
 local longest = -2
 for i = 1, n do
   local pttl = -2
-  local holder = holder_of(KEYS[i])
+  local holder, marked = holder_of(KEYS[i])
   if holder == '' then return {-1, held_as(KEYS[i])} end
   if holder and holder ~= ARGV[1] then pttl = redis.call('PTTL', KEYS[i]) end
   if pttl ~= -2 then
-    if listener then join_line(KEYS[lines + i], listener) end
+    if listener then
+      join_line(KEYS[lines + i], listener)
+      mark_waiters(KEYS[i], holder, marked)
+    end
     if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
   end
 end
@@ -62,7 +72,7 @@ local result = {1}
 for i = 1, n do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
   if fencing then result[i + 1] = next_fence(KEYS[n + i], ARGV[2]) end
-  if listener then redis.call('LREM', KEYS[lines + i], 0, listener) end
+  if listener then take_out(KEYS[i], KEYS[lines + i]) end
 end
 return result
 `);
@@ -77,11 +87,13 @@ return result
  * the caller's), {0, pttl} when busy, or {-1, held_as} as ACQUIRE.
  */
 export const ACQUIRE_IN_TURN = lua(`${HOLDER_OF}
-local holder = holder_of(KEYS[1])
+local holder, marked = holder_of(KEYS[1])
 if holder == '' then return {-1, held_as(KEYS[1])} end
 if not holder or holder == 'turn:' .. ARGV[3] or holder == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('LREM', KEYS[2], 0, ARGV[3])
+  local value = ARGV[1]
+  if redis.call('LLEN', KEYS[2]) > 0 then value = value .. '${WAITERS_MARK}' end
+  redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
   if ARGV[4] == '1' then
     ${NEXT_FENCE}
     return {1, next_fence(KEYS[3], ARGV[2])}
@@ -90,5 +102,6 @@ if not holder or holder == 'turn:' .. ARGV[3] or holder == ARGV[1] then
 end
 ${JOIN_LINE}
 join_line(KEYS[2], ARGV[3])
+mark_waiters(KEYS[1], holder, marked)
 return {0, redis.call('PTTL', KEYS[1])}
 `);

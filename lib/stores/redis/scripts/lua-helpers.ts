@@ -1,4 +1,5 @@
 import { TURN_GRACE, WAITERS_LIFETIME } from '../../../policy/wait-policy.js';
+import { TOKEN_CHARS } from '../../lock-inspection.interface.js';
 
 /**
  * The most entries a turn list holds. Every scan of a list (`LPOS`, `LREM`) is then bounded,
@@ -130,16 +131,37 @@ end
 `;
 
 /**
- * `holder_of` reads a mutex key's holder, whatever the key holds: a key of a semaphore or
- * read-write lock (a sorted set; see holder-set.scripts.ts) reads as '', held by someone else.
- * `held_as` says how such a key is held: 'L' .. limit for a semaphore (its limit entry ranks
- * last), 'RW' for a read-write lock.
+ * Ends a mutex key's value once another process has lined up for the key: the key then holds
+ * its holder's token and this mark. A release that finds the value without it knows nobody else
+ * waits, and reads no other key (RELEASE_UNWATCHED). Tokens, queue ids and reservations are
+ * base64url after a 'turn:' at most, so none ends with it. Whatever overwrites a marked value
+ * while the line is not empty marks the new one; a mark that outlives its line costs the release
+ * one more round trip, nothing else. Only the library's own values are marked: another client's
+ * compare-and-delete must still find its token as it wrote it.
+ */
+export const WAITERS_MARK = '!';
+
+/**
+ * `holder_of` reads a mutex key's holder, whatever the key holds, and whether the value carries
+ * the waiters' mark: a key of a semaphore or read-write lock (a sorted set; see
+ * holder-set.scripts.ts) reads as '', held by someone else.
+ * `mark_waiters` marks a held mutex key, as read by `holder_of`, keeping its expiry.
+ * `held_as` says how a sorted-set key is held: 'L' .. limit for a semaphore (its limit entry
+ * ranks last), 'RW' for a read-write lock.
  */
 export const HOLDER_OF = `
 local function holder_of(key)
   local holder = redis.pcall('GET', key)
   if type(holder) == 'table' then return '' end
-  return holder
+  if holder and string.byte(holder, -1) == ${WAITERS_MARK.charCodeAt(0)} then
+    return string.sub(holder, 1, -2), true
+  end
+  return holder, false
+end
+local function mark_waiters(key, holder, marked)
+  local token = string.sub(holder, 1, 5) == 'turn:' and string.sub(holder, 6) or holder
+  if marked or #token ~= ${TOKEN_CHARS} or string.find(token, '[^%w_%-]') then return end
+  redis.call('SET', key, holder .. '${WAITERS_MARK}', 'XX', 'KEEPTTL')
 end
 local function held_as(key)
   local last = redis.call('ZRANGE', key, -1, -1)[1]

@@ -1,5 +1,5 @@
 import { EXTEND_MEMBER } from './holder-set.scripts.js';
-import { HOLDER_OF, JOIN_LINE, PASS_TURN, WORSE } from './lua-helpers.js';
+import { HOLDER_OF, JOIN_LINE, PASS_TURN, WAITERS_MARK, WORSE } from './lua-helpers.js';
 import { lua, publishing } from './lua-script.js';
 
 /**
@@ -21,11 +21,11 @@ import { lua, publishing } from './lua-script.js';
  */
 export const RELEASE = publishing(
   (publish) => `
+${HOLDER_OF}
 local n = #KEYS / 2
 -- A key now of a semaphore or read-write lock reads as another owner's ('').
-local first = redis.pcall('GET', KEYS[1])
-if type(first) == 'table' then first = '' end
--- The common release, ahead of the helpers: one key, ours, nothing to hand on, nobody waiting.
+local first = holder_of(KEYS[1])
+-- A marked key whose line has emptied since, ahead of the other helpers.
 if n == 1 and not ARGV[2] and first == ARGV[1] and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('DEL', KEYS[1])
   return 2
@@ -33,7 +33,6 @@ end
 ${JOIN_LINE}
 ${PASS_TURN}
 ${WORSE}
-${HOLDER_OF}
 local requeue, successor = ARGV[2] or '', ARGV[3] or ''
 local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
 local lookahead = lookahead_of(n)
@@ -67,6 +66,25 @@ return (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers
 );
 
 /**
+ * The common release: compare-and-delete of one mutex key that nobody else waits for, which is
+ * what a value without the waiters' mark says (see WAITERS_MARK). It reads no other key, so it
+ * is sent with no other.
+ * KEYS[1]: the lock key. ARGV[1]: owner token.
+ * Returns outcome + 1, outcome as in RELEASE; or 3 when the key is ours and marked: RELEASE must
+ * then hand it on.
+ */
+export const RELEASE_UNWATCHED = lua(`
+local holder = redis.pcall('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 2
+end
+if holder == ARGV[1] .. '${WAITERS_MARK}' then return 3 end
+if holder then return 0 end
+return 1
+`);
+
+/**
  * Compare-and-delete that wakes nobody and gives no turn: giving back a lock nobody used.
  * KEYS: the n lock keys. ARGV[1]: owner token.
  * Returns outcome + 1, outcome as in RELEASE.
@@ -88,7 +106,7 @@ return outcome + 1
 /**
  * Takes a queue that stopped waiting out of the key's lists: the turn list, as a process in
  * line or as a listener (a turn already given to it goes on to the next in line), and the mark
- * of a waiting writer, if it is the queue's.
+ * of a waiting writer, if it is the queue's. A list it leaves empty unmarks the key.
  * KEYS[1]: the lock key; KEYS[2]: its turn list; KEYS[3]: its waiting writer's mark.
  * ARGV[1]: queue id.
  * Returns 1 if a turn given to the queue was passed on, else 0.
@@ -98,7 +116,15 @@ export const LEAVE = publishing(
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 redis.call('LREM', KEYS[2], 0, '*' .. ARGV[1])
 if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
-if redis.pcall('GET', KEYS[1]) ~= 'turn:' .. ARGV[1] then return 0 end
+${HOLDER_OF}
+local holder, marked = holder_of(KEYS[1])
+if holder ~= 'turn:' .. ARGV[1] then
+  -- The last to leave takes the waiters' mark with it.
+  if marked and redis.call('LLEN', KEYS[2]) == 0 then
+    redis.call('SET', KEYS[1], holder, 'XX', 'KEEPTTL')
+  end
+  return 0
+end
 ${PASS_TURN}
 redis.call('DEL', KEYS[1])
 local turn = pass_turn(KEYS[1], KEYS[2], ARGV[1], lookahead_of(1))
@@ -129,7 +155,7 @@ for i = 1, n do
     or redis.pcall('GET', KEYS[i])
   if type(holder) == 'number' then
     result[i] = holder
-  elseif holder == ARGV[i] then
+  elseif holder == ARGV[i] or holder == ARGV[i] .. '${WAITERS_MARK}' then
     redis.call('PEXPIRE', KEYS[i], ttl)
     result[i] = 1
   elseif holder then
