@@ -3,13 +3,15 @@ import { HOLDER_OF, JOIN_LINE, PASS_TURN, WAITERS_MARK, WORSE } from './lua-help
 import { lua, publishing } from './lua-script.js';
 
 /**
+ * The release of keys others may wait for: those of a lock of several keys, those with a waiter
+ * in the releasing process, or a key with the waiters' mark (the rest go by RELEASE_UNWATCHED).
  * Compare-and-delete; each released key goes to the next process in its turn list, if any, and
  * the listeners ahead of it are woken (see PASS_TURN). With nobody else in the list, a single
  * key may go straight to the releasing process's next waiter (the successor), which saves it a
  * round trip. With listeners but no process in line, the key is freed for all to try: a
  * successor would keep it in this process for as long as it has waiters.
- * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token. Optional, left off in
- * the common case: ARGV[2]: the releasing queue's id, put back at the end of the turn list when
+ * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token. Optional, left off
+ * when nobody waits here: ARGV[2]: the releasing queue's id, put back at the end of the turn list when
  * the key went to another process ('' for none); ARGV[3]: the successor's token ('' for none);
  * ARGV[4]: its ttl in ms.
  * Returns one integer (a table reply costs more than the rest of the script; see `releaseReport`):
