@@ -1,4 +1,4 @@
-import { HOLDER_OF, JOIN_LINE, NEXT_FENCE, WAITERS_MARK } from './lua-helpers.js';
+import { HOLDER_OF, JOIN_LINE, NEXT_FENCE, WITH_MARK } from './lua-helpers.js';
 import { lua } from './lua-script.js';
 
 /*
@@ -38,12 +38,12 @@ local groups = 1 + (fencing and 1 or 0) + (listener and 1 or 0)
 local n = #KEYS / groups
 local lines = (groups - 1) * n
 ${NEXT_FENCE}
--- The listener leaves the line of a key it took; others still in it mark the key.
+${WITH_MARK}
+-- The listener leaves the line of a key it took.
 local function take_out(key, turns_key)
   redis.call('LREM', turns_key, 0, listener)
-  if redis.call('LLEN', turns_key) > 0 then
-    redis.call('SET', key, ARGV[1] .. '${WAITERS_MARK}', 'XX', 'KEEPTTL')
-  end
+  local value = with_mark(turns_key, ARGV[1])
+  if value ~= ARGV[1] then redis.call('SET', key, value, 'XX', 'KEEPTTL') end
 end
 -- A single key is taken by SET NX, with no look first.
 if n == 1 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -91,9 +91,8 @@ local holder, marked = holder_of(KEYS[1])
 if holder == '' then return {-1, held_as(KEYS[1])} end
 if not holder or holder == 'turn:' .. ARGV[3] or holder == ARGV[1] then
   redis.call('LREM', KEYS[2], 0, ARGV[3])
-  local value = ARGV[1]
-  if redis.call('LLEN', KEYS[2]) > 0 then value = value .. '${WAITERS_MARK}' end
-  redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
+  ${WITH_MARK}
+  redis.call('SET', KEYS[1], with_mark(KEYS[2], ARGV[1]), 'PX', ARGV[2])
   if ARGV[4] == '1' then
     ${NEXT_FENCE}
     return {1, next_fence(KEYS[3], ARGV[2])}

@@ -169,3 +169,14 @@ local function held_as(key)
   return 'RW'
 end
 `;
+
+/**
+ * `with_mark` is the value for a key taken as `token`: marked when others are still in its turn
+ * list, since whatever takes a key with the line not empty keeps the waiters' mark on it.
+ */
+export const WITH_MARK = `
+local function with_mark(turns_key, token)
+  if redis.call('LLEN', turns_key) > 0 then return token .. '${WAITERS_MARK}' end
+  return token
+end
+`;

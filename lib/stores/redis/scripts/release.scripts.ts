@@ -24,23 +24,16 @@ import { lua, publishing } from './lua-script.js';
 export const RELEASE = publishing(
   (publish) => `
 ${HOLDER_OF}
-local n = #KEYS / 2
--- A key now of a semaphore or read-write lock reads as another owner's ('').
-local first = holder_of(KEYS[1])
--- A marked key whose line has emptied since, ahead of the other helpers.
-if n == 1 and not ARGV[2] and first == ARGV[1] and redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('DEL', KEYS[1])
-  return 2
-end
 ${JOIN_LINE}
 ${PASS_TURN}
 ${WORSE}
+local n = #KEYS / 2
 local requeue, successor = ARGV[2] or '', ARGV[3] or ''
 local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
 local lookahead = lookahead_of(n)
 for i = 1, n do
-  local holder = first
-  if i > 1 then holder = holder_of(KEYS[i]) end
+  -- A key now of a semaphore or read-write lock reads as another owner's ('').
+  local holder = holder_of(KEYS[i])
   if holder == ARGV[1] then
     -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
     local turn = pass_turn(KEYS[i], KEYS[n + i], requeue, lookahead)
