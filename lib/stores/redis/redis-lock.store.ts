@@ -175,9 +175,10 @@ export class RedisLockStore implements LockStore {
     if (quiet) return runScript(this.send, GIVE_BACK, keys, [token], read);
     const single = keys.length === 1;
     if (single && !requeue && !successor) {
-      // Nobody waits here; a marked key (others wait elsewhere) answers 3, and is handed on.
+      // Nobody waits here; a marked key (others wait elsewhere) answers 3, and is handed on:
+      // read as parsed, so the second call is sent after the parse, not from ioredis's reply loop.
       const handOn = (reply: unknown): ReleaseReport | Promise<ReleaseReport> =>
-        reply === 3 ? this.handOn(keys, token, []) : read(reply);
+        reply === 3 ? Promise.resolve().then(() => this.handOn(keys, token, [])) : read(reply);
       return runScript(
         this.send,
         RELEASE_UNWATCHED,
