@@ -46,6 +46,7 @@ export {
   LockStoreError,
   LockShutdownError,
   LockStoreRefusedError,
+  LockOverloadError,
   type LockStoreRefusal,
   LockKeyError,
   LockOptionsError,

@@ -1,6 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { LockOptionsError } from '../errors/lock.errors.js';
 import { redisUrlTarget } from '../stores/redis/redis-url.validation.js';
+import { isAuthenticationRefusal } from '../stores/store-refusals.js';
 import { UsageError } from './exit-codes.js';
 
 /** Redis could not be reached: exit code 3. */
@@ -33,6 +34,10 @@ export async function connect(
     await client.connect();
   } catch (error) {
     client.disconnect();
+    // Credentials refused: Redis answered, with an error (exit 4). Its reply holds no password.
+    if (isAuthenticationRefusal(cause)) {
+      throw new Error(`Redis refused the credentials: ${cause!.message.trim()}`, { cause });
+    }
     // ioredis' messages name host and port, never the URL's password.
     throw new UnreachableError(`Cannot reach Redis: ${(cause ?? (error as Error)).message}`);
   }

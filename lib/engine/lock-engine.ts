@@ -35,9 +35,12 @@ export class LockEngine {
 
   constructor(private readonly config: LockEngineSettings) {
     this.context = new EngineContext(config);
-    this.inspections = new LockInspections(config.store, config.keyPrefix, config.storeTimeout);
     const busyKeys = new BusyKeys<KeyEntry>();
     this.leases = new LockLeases(this.context, busyKeys);
+    const { store, keyPrefix, storeTimeout } = config;
+    this.inspections = new LockInspections(store, keyPrefix, storeTimeout, (key, token) =>
+      this.leases.forcedRelease(key, token),
+    );
     this.acquirer = new LockAcquirer(this.context, this.leases.parts, busyKeys);
     this.events$ = this.context.bus.asObservable();
   }

@@ -1,13 +1,14 @@
 import { hostname } from 'node:os';
 import { LockOptionsError, LockStoreError } from '../errors/lock.errors.js';
 import type {
+  ForcedReleaseListener,
   LockInspection,
   LockInspector,
   LockSummary,
 } from '../stores/lock-inspection.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { inLibraryScope } from '../stores/library-scope.js';
-import { asStoreError } from './store-calls/store-error.js';
+import { asStoreError } from '../stores/store-refusals.js';
 import { describe } from './request/lock-options.validation.js';
 import { hasControlCharacter, PROCESS_ID, validateLockKeys } from './request/lock-request.js';
 
@@ -45,11 +46,14 @@ export class LockInspections {
     private readonly store: LockStore,
     private readonly prefix: string,
     private readonly timeout: number,
+    /** Hears every forced release under the prefix, so that the holders here lose their locks. */
+    private readonly onForcedRelease?: ForcedReleaseListener,
   ) {}
 
   /**
-   * Registers this process with the store, so that its tokens name it (host, pid, instance id).
-   * Returns what unregisters it. A store without an inspector registers nothing.
+   * Registers this process with the store, so that its tokens name it (host, pid, instance id),
+   * and its locks hear of forced releases. Returns what unregisters it. A store without an
+   * inspector registers nothing.
    */
   register(instanceId?: string): () => Promise<void> {
     const { inspector } = this.store;
@@ -60,7 +64,8 @@ export class LockInspections {
       ...(instanceId !== undefined && { instanceId }),
       startedAt: Math.round(performance.timeOrigin),
     };
-    return inspector.register({ id: PROCESS_ID, owner, prefix: this.prefix });
+    const { prefix, onForcedRelease } = this;
+    return inspector.register({ id: PROCESS_ID, owner, prefix, onForcedRelease });
   }
 
   async inspect(key: string, options: InspectOptions = {}): Promise<LockInspection | undefined> {
@@ -94,7 +99,8 @@ export class LockInspections {
   async forceRelease(key: string): Promise<boolean> {
     const name = singleKey(key);
     const inspector = this.inspector('forceRelease');
-    return this.bounded(inspector.forceRelease(this.prefix + name), name, 'forceRelease');
+    const { prefix } = this;
+    return this.bounded(inspector.forceRelease(prefix + name, { prefix }), name, 'forceRelease');
   }
 
   private inspector(call: string): LockInspector {

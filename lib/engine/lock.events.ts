@@ -98,6 +98,8 @@ export type StoreEvent =
       readonly endpoint?: string;
       /** The first refused call of its kind; its message says what to grant or fix. */
       readonly error: LockStoreRefusedError;
+      /** What the refused call did: a refused `ping` (health, startup) leaves the locks working. */
+      readonly operation: 'acquire' | 'release' | 'extend' | 'subscribe' | 'ping';
     };
 
 export type LockEventType = LockEvent['type'];

@@ -78,12 +78,18 @@ export class LockBusyError extends LockError {
   }
 }
 
-/** Why a held lock stopped being ours. */
-export type LockLossReason = 'expired' | 'stolen' | 'unreachable' | 'max-hold';
+/**
+ * Why a held lock stopped being ours: its lease ran out (`expired`), its key was removed by
+ * someone else before the lease ended (`vanished`), another owner holds it (`stolen`), renewal
+ * could not reach the store in time (`unreachable`), or it was held past `maxHold`.
+ */
+export type LockLossReason = 'expired' | 'vanished' | 'stolen' | 'unreachable' | 'max-hold';
 
 const lossAdvice: Record<LockLossReason, string> = {
   expired:
-    'its key is gone from the store (the lease ran out, or someone deleted it). Use a longer `ttl` or keep `autoRenew` on.',
+    'its lease ran out before it was renewed or released. Use a longer `ttl` or keep `autoRenew` on.',
+  vanished:
+    'its key was removed from the store before its lease ended: a forced release, an eviction, a Redis restart without persistence, or another client deleted it. A longer `ttl` would not have helped; find what removed it.',
   stolen: 'another owner holds the key now. Something deleted or overwrote it behind our back.',
   unreachable:
     'the store could not be reached to renew it before the lease ran out. Check the Redis connection.',
@@ -142,17 +148,24 @@ export class LockStoreError extends LockError {
 }
 
 /**
- * What kind of refusal a {@link LockStoreRefusedError} is: `permission` (NOPERM: a command, key
+ * What kind of refusal a {@link LockStoreRefusedError} is: `authentication` (WRONGPASS, NOAUTH:
+ * the credentials were refused, or the ACL user is off), `permission` (NOPERM: a command, key
  * or channel the ACL user lacks), `wrong-type` (WRONGTYPE: a lock key holds a value the library
  * did not write), `script` (a lock script failed), `read-only` (READONLY: a replica),
  * `no-script` (NOSCRIPT even after EVAL), `unknown-command` (renamed or disabled).
  */
 export type LockStoreRefusal =
-  'permission' | 'wrong-type' | 'script' | 'read-only' | 'no-script' | 'unknown-command';
+  | 'authentication'
+  | 'permission'
+  | 'wrong-type'
+  | 'script'
+  | 'read-only'
+  | 'no-script'
+  | 'unknown-command';
 
 /**
- * The store answered, and refused the call in a way that retrying cannot fix: the ACL user
- * lacks a command, key or channel (NOPERM), a lock key holds another type of value (WRONGTYPE),
+ * The store answered, and refused the call in a way that retrying cannot fix: it refused the
+ * credentials (WRONGPASS, NOAUTH), the ACL user lacks a command, key or channel (NOPERM), a lock key holds another type of value (WRONGTYPE),
  * a lock script failed, the server is a read-only replica (READONLY), or it keeps no scripts
  * (NOSCRIPT). The store is up, but misconfigured: the message names the command (or the script
  * line) and what to grant or fix, see docs/acl.md. The module logs each kind once, at ERROR,
@@ -160,6 +173,11 @@ export type LockStoreRefusal =
  */
 export class LockStoreRefusedError extends LockStoreError {
   override readonly code = 'LOCK_STORE_REFUSED';
+  /**
+   * What the code that held the lock returned, when the refusal was its release's (`withLock`, a
+   * decorated method): the code ran to its end, and its lock stays until its lease ends.
+   */
+  readonly result?: unknown;
 
   constructor(
     key: string | undefined,
@@ -169,8 +187,20 @@ export class LockStoreRefusedError extends LockStoreError {
     /** What was refused, as Redis names it: a command (`time`), `channel`, `key` or script line. */
     readonly refused: string,
     cause?: unknown,
+    outcome?: { readonly result?: unknown },
   ) {
     super(key, detail, cause);
+    if (outcome && 'result' in outcome) this.result = outcome.result;
+  }
+
+  /** This refusal, of the release of a lock whose code returned `result`. */
+  afterRun(result: unknown): LockStoreRefusedError {
+    const detail =
+      'the locked code ran to its end (its result is on `result`), but the release of its lock ' +
+      `was refused, so the key stays until its lease ends. ${this.message}`;
+    return new LockStoreRefusedError(this.key, detail, this.refusal, this.refused, this, {
+      result,
+    });
   }
 
   override get publicMessage(): string {
@@ -194,6 +224,35 @@ export class LockShutdownError extends LockStoreError {
 
   override get publicMessage(): string {
     return 'The service is shutting down. Retry later.';
+  }
+}
+
+/**
+ * This process already renews as many leases as it has shown it can keep alive (its event loop,
+ * connection or Redis is the limit), so a new auto-renewed lease was refused before any store
+ * call rather than granted and then lost. Nothing was taken.
+ */
+export class LockOverloadError extends LockError {
+  readonly code = 'LOCK_OVERLOADED';
+
+  constructor(
+    key: string,
+    /** Renewals a second the locks held here ask for. */
+    readonly demand: number,
+    /** Renewals a second this process was measured to keep up with. */
+    readonly capacity: number,
+  ) {
+    super(
+      `Lock "${key}" was refused: this process renews ${Math.round(demand)} leases a second and ` +
+        `has kept up with ${Math.round(capacity)} lately, so one more would be lost. Use a longer ` +
+        '`ttl`, hold fewer locks at once, or give the process more CPU.',
+      key,
+      503,
+    );
+  }
+
+  get publicMessage(): string {
+    return 'The service is overloaded. Retry later.';
   }
 }
 

@@ -40,7 +40,7 @@ export function lockLog(logger: LoggerService | false | undefined): (event: Lock
       case 'store-refused':
         return out.error(
           `The lock store (${event.endpoint ?? 'store'}) refuses a call, and will until it is fixed: ` +
-            `${sentence(event.error.message)} Such locks fail with LockStoreRefusedError (HTTP 503).`,
+            `${sentence(event.error.message)} ${refusalEffect(event.operation)}`,
         );
       case 'lost':
         return out.warn(
@@ -49,6 +49,13 @@ export function lockLog(logger: LoggerService | false | undefined): (event: Lock
         );
     }
   };
+}
+
+/** What a refusal stops: a refused PING only the checks, which no lock waits for. */
+function refusalEffect(operation: string): string {
+  return operation === 'ping'
+    ? 'The startup and health checks fail; locks do not use PING, and work without it.'
+    : 'Such locks fail with LockStoreRefusedError (HTTP 503).';
 }
 
 /** At most `LISTED_KEYS` keys, quoted, then how many more: one line, however many are held. */

@@ -110,16 +110,17 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   /**
    * Removes the lock at `key` whatever its kind and holders, and wakes its waiters as a release
-   * does; logged at WARN. A holder elsewhere learns it at its next renewal (a third of its ttl at
-   * most), when its `signal` aborts with `LockLostError`: until then its code still runs, so use
-   * it only for a lock whose holder is gone or stuck. Resolves false when the key was free.
+   * does; logged at WARN. Every process that holds it hears of it at once (a notice on the key
+   * prefix's channel), and its holders' `signal` aborts with `LockLostError` (reason
+   * `'vanished'`); their code still runs until it stops, so use it only for a lock whose holder is
+   * gone or stuck, and fence the writes that matter. Resolves false when the key was free.
    */
   async forceRelease(key: string): Promise<boolean> {
     const released = await this.engine.inspections.forceRelease(key);
     if (released) {
       this.logger?.warn(
         `Lock "${key}" was released by force (forceRelease): its waiters were woken, and its ` +
-          'holders lose it at their next renewal.',
+          "holders' signals abort as soon as their processes hear of it.",
       );
     }
     return released;

@@ -63,21 +63,6 @@ export function writerPatience(pollCap: number): number {
 }
 
 /**
- * Whether a waiter may take over a lease another holder here won or held (a local hand-off, or
- * a successor lease a release set for it): only a waiter that needs no fence of its own (a fence
- * must be new for each holder) and renews, when what is left of the lease (`left`, ms) lies
- * within its own ttl and `maxHold` (`leaseTtl`) and is more than half its ttl, so that the next
- * renewal lands in time and the key is not left behind longer than the waiter would leave it.
- */
-export function mayTakeOver(
-  waiter: { readonly fencing: boolean; readonly autoRenew: boolean; readonly ttl: number },
-  leaseTtl: number,
-  left: number,
-): boolean {
-  return !waiter.fencing && waiter.autoRenew && left > waiter.ttl / 2 && left <= leaseTtl;
-}
-
-/**
  * A store call pending this long (ms) is no longer a round trip: a wait that runs out while a
  * store call has gone unanswered for at least this long (and half the wait) fails as a store
  * error, not as contention.

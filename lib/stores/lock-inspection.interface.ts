@@ -2,6 +2,7 @@
  * Locks you can see: who holds a key, since when and for how long, who waits, and the tools an
  * operator needs when a lock is stuck (see `LockStore.inspector`).
  */
+import { createHash } from 'node:crypto';
 
 /**
  * How many characters at the start of every owner token (and queue id) this library makes name
@@ -10,10 +11,29 @@
 export const PROCESS_ID_CHARS = 8;
 
 /**
- * The length of every owner token and queue id this library makes, all base64url: a store can
- * tell them from another client's values (see WAITERS_MARK in the Redis store).
+ * The length of every owner token and queue id this library makes, all base64url: the process
+ * id, random characters, then the token check (`TOKEN_CHECK_CHARS`).
  */
 export const TOKEN_CHARS = 30;
+
+/**
+ * How many characters end every token and queue id this library makes: a hash of the process id
+ * (`tokenCheckOf`). A store tells the library's own values from another client's by it, whatever
+ * the other client's tokens look like, and so changes none of theirs (see WAITERS_MARK in the
+ * Redis store). A value of another client's passes only by a chance of 1 in 2^32.
+ */
+export const TOKEN_CHECK_CHARS = 8;
+
+/** Hashed before the process id, so that the check is this library's and no one else's. */
+export const TOKEN_CHECK_SALT = 'nestjs-distributed-lock:';
+
+/** The check that ends every token of process `processId` (lower-case hex). */
+export function tokenCheckOf(processId: string): string {
+  const hash = createHash('sha1')
+    .update(TOKEN_CHECK_SALT + processId)
+    .digest('hex');
+  return hash.slice(0, TOKEN_CHECK_CHARS);
+}
 
 /** The process named by a token's first `PROCESS_ID_CHARS` characters. */
 export function processIdOf(token: string): string {
@@ -31,6 +51,12 @@ export interface LockOwner {
   readonly startedAt: number;
 }
 
+/**
+ * Told that the lock at `key` (a full key) was removed by force: every lock this process holds
+ * there is lost, or only the one of `token` when given (a mutex's holder).
+ */
+export type ForcedReleaseListener = (key: string, token: string | undefined) => void;
+
 /** What a process registers once, so that its tokens name it. */
 export interface OwnerRegistration {
   /** The process id every token of this process begins with (`PROCESS_ID_CHARS` characters). */
@@ -38,6 +64,11 @@ export interface OwnerRegistration {
   readonly owner: LockOwner;
   /** The module's `keyPrefix`: the registration lives beside the locks it names. */
   readonly prefix: string;
+  /**
+   * Hears every `forceRelease` of a lock under `prefix`, from any process, as soon as the store
+   * can tell: the holders' code must stop at once, not at their next renewal.
+   */
+  readonly onForcedRelease?: ForcedReleaseListener;
 }
 
 /** A process named by a token: its process id, and its owner while its registration lasts. */
@@ -114,6 +145,12 @@ export interface StoreInspectOptions {
   readonly holders: number;
 }
 
+/** What the engine asks `forceRelease` of a store. */
+export interface StoreForceOptions {
+  /** The module's `keyPrefix`, under which the holders' processes registered. */
+  readonly prefix: string;
+}
+
 /** What the engine asks `list` of a store. */
 export interface StoreListOptions {
   readonly prefix: string;
@@ -138,8 +175,9 @@ export interface LockInspector {
   /** Pages through the held locks whose keys match (never `KEYS`); companion keys skipped. */
   list(options: StoreListOptions): AsyncIterable<readonly LockSummary[]>;
   /**
-   * Removes the lock at `key`, whatever its kind and holders, and wakes its waiters as a release
-   * does. False when the key was free.
+   * Removes the lock at `key`, whatever its kind and holders, wakes its waiters as a release
+   * does, and tells the holders' processes (`OwnerRegistration.onForcedRelease`). False when
+   * the key was free.
    */
-  forceRelease(key: string): Promise<boolean>;
+  forceRelease(key: string, options: StoreForceOptions): Promise<boolean>;
 }

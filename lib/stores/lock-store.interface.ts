@@ -40,7 +40,7 @@ export interface AcquireRequest {
   readonly keys: readonly string[];
   /** Who may hold the key with this holder. @default { type: 'mutex' } */
   readonly kind?: LockKind;
-  /** The owner token, stored as the key's value: 30 base64url characters, as the engine makes. */
+  /** The owner token, stored as the key's value: 30 base64url characters ending with its check (see `tokenCheckOf`), as the engine makes. */
   readonly token: string;
   /** Lease in ms. */
   readonly ttl: number;

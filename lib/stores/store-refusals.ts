@@ -1,5 +1,33 @@
-import type { LockStoreRefusal } from '../errors/lock.errors.js';
+import {
+  LockError,
+  LockStoreError,
+  LockStoreRefusedError,
+  type LockStoreRefusal,
+} from '../errors/lock.errors.js';
 import { scriptLine } from './redis/scripts/lua-script.js';
+
+/**
+ * A store call's failure as the caller hears it: a `LockError` as is; an error reply that
+ * retrying cannot fix (credentials refused, NOPERM, WRONGTYPE, READONLY, a script error, a
+ * NOSCRIPT that outlived the reload) as `LockStoreRefusedError`, naming what to grant or fix;
+ * anything else as `LockStoreError`. `prefix` is the module's key prefix, which the ACL advice
+ * names; `keyGrant`, what to grant for keys, when they are not the locks' (`fencedWrite`).
+ */
+export function asStoreError(
+  error: unknown,
+  key: string | undefined,
+  what: string,
+  prefix: string,
+  keyGrant?: string,
+): LockError {
+  if (error instanceof LockError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  const refusal = storeRefusalOf(error, prefix, keyGrant);
+  if (!refusal) return new LockStoreError(key, `${what} failed in the store: ${reason}`, error);
+  const { kind, refused, advice } = refusal;
+  const detail = `the store refused ${what}: ${advice} See docs/acl.md. Redis said: ${reason}`;
+  return new LockStoreRefusedError(key, detail, kind, refused, error);
+}
 
 /** An error reply that retrying cannot fix, read: what was refused and what to do about it. */
 export interface StoreRefusal {
@@ -21,16 +49,38 @@ const SCRIPT_PLACE = /script: ([0-9a-f]{40}), on @user_script:(\d+)/;
 const SCRIPT_ERROR =
   /^ERR (user_script:\d+:|Error running script|Unknown Redis command called from script)/;
 const UNKNOWN_COMMAND = /^ERR unknown command '([^']+)'/;
+/** Redis's answers to credentials it does not accept, or to a connection that gave none. */
+const AUTHENTICATION =
+  /^(WRONGPASS|NOAUTH)|^ERR (invalid (username-)?password|AUTH <password> called without|Client sent AUTH)/;
+
+/**
+ * Whether `error` is Redis refusing the connection's credentials (a wrong password, a disabled
+ * ACL user, none given where one is required): a misconfiguration, not an outage.
+ */
+export function isAuthenticationRefusal(error: unknown): boolean {
+  return (
+    error instanceof Error && error.name === 'ReplyError' && AUTHENTICATION.test(error.message)
+  );
+}
 
 /**
  * Reads an error the store answered with (an ioredis `ReplyError`) as a refusal, or
  * `undefined` when it is not one (a timeout, a lost connection, a reply that time can change).
  * `prefix` is the module's key prefix, which the advice on keys and channels names.
  */
-export function storeRefusalOf(error: unknown, prefix: string): StoreRefusal | undefined {
+export function storeRefusalOf(
+  error: unknown,
+  prefix: string,
+  keyGrant = `~${prefix}* and ~{${prefix}*`,
+): StoreRefusal | undefined {
   if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
   const reply = error.message;
-  if (PERMISSION.test(reply)) return permission(reply, prefix);
+  if (AUTHENTICATION.test(reply)) {
+    const advice =
+      'Redis did not accept the credentials of the lock connection: check its username and password, and that the ACL user is on.';
+    return { kind: 'authentication', refused: 'auth', advice };
+  }
+  if (PERMISSION.test(reply)) return permission(reply, prefix, keyGrant);
   if (reply.startsWith('WRONGTYPE')) return wrongType(prefix);
   if (reply.startsWith('READONLY')) {
     const advice =
@@ -49,13 +99,13 @@ export function storeRefusalOf(error: unknown, prefix: string): StoreRefusal | u
 }
 
 /** NOPERM: a command, a key or a channel, in a script or not. */
-function permission(reply: string, prefix: string): StoreRefusal {
+function permission(reply: string, prefix: string, keyGrant: string): StoreRefusal {
   if (/channel/i.test(reply)) {
     const advice = `the ACL user may not use the locks' release channels: grant &{${prefix}* and &${prefix}* (keys with a hash tag, such as {stock}:1, use the second).`;
     return { kind: 'permission', refused: 'channel', advice };
   }
   if (/\bkeys?\b/i.test(reply)) {
-    const advice = `the ACL user may not touch the lock keys: grant ~${prefix}* and ~{${prefix}*.`;
+    const advice = `the ACL user may not touch the keys: grant ${keyGrant}.`;
     return { kind: 'permission', refused: 'key', advice };
   }
   const command = NAMED_COMMAND.exec(reply)?.[1] ?? commandInScript(reply);

@@ -82,7 +82,10 @@ describe('LockHealthIndicator (terminus)', () => {
       const result = await health.isHealthy('locks', { timeout: 5_000 });
 
       expect(performance.now() - startedAt).toBeLessThan(100);
-      expect(result.locks).toEqual({ status: 'down', message: 'not connected (reconnecting)' });
+      expect(result.locks).toEqual({
+        status: 'down',
+        message: 'not connected (reconnecting): the connection closed',
+      });
     });
 
     it('reads the eviction policy from INFO for an ACL user refused CONFIG', async () => {

@@ -7,6 +7,8 @@ import type { LockOptions } from '../../lib/engine/request/lock-options.interfac
 import type {
   AcquireAttempt,
   AcquireRequest,
+  ExtendResult,
+  LeaseExtension,
   ReleaseOptions,
 } from '../../lib/stores/lock-store.interface.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory-lock.store.js';
@@ -14,10 +16,14 @@ import { LockEngine, type LockEngineConfig } from '../../lib/engine/lock-engine.
 import type { LockEvent } from '../../lib/engine/lock.events.js';
 import type { Lock } from '../../lib/engine/lock.interface.js';
 
-/** A MemoryLockStore behind a wrapper that logs the token of every acquire and release call. */
+/**
+ * A MemoryLockStore behind a wrapper that logs the token of every acquire and release call, and
+ * the token and ttl of every lease extended.
+ */
 function countingStore(inner = new MemoryLockStore()) {
   const acquires: string[] = [];
   const releases: string[] = [];
+  const extends_: { token: string; ttl: number }[] = [];
   const wrapper = new (class extends ForwardingStore {
     override tryAcquire(request: AcquireRequest): Promise<AcquireAttempt> {
       acquires.push(request.token);
@@ -28,8 +34,13 @@ function countingStore(inner = new MemoryLockStore()) {
       releases.push(token);
       return super.release(keys, token, options);
     }
+
+    override extend(leases: readonly LeaseExtension[]): Promise<ExtendResult[]> {
+      extends_.push(...leases.map(({ token, ttl }) => ({ token, ttl })));
+      return super.extend(leases);
+    }
   })(inner);
-  return { wrapper, inner, acquires, releases };
+  return { wrapper, inner, acquires, releases, extends: extends_ };
 }
 
 describe('local hand-offs', () => {
@@ -64,12 +75,12 @@ describe('local hand-offs', () => {
     await Promise.all(engines.splice(0).map((engine) => engine.close()));
   });
 
-  it('hands the lease to the next waiter here: same token, no store call, the key stays set', async () => {
+  it("hands the lease to the next waiter here: same token, confirmed in the store for the waiter's ttl, no attempt, the key stays set", async () => {
     const engine = createEngine();
     const { events, keysAt } = record(engine);
     const holder = await engine.acquire('k');
     // Queued behind a holder of this process, the waiter makes no attempt of its own.
-    const waiting = later(engine.acquire('k'));
+    const waiting = later(engine.acquire('k', { ttl: 20_000 }));
 
     expect(await holder.release()).toBe('released');
     const lock = await waiting;
@@ -79,6 +90,10 @@ describe('local hand-offs', () => {
     expect(lock.isHeld).toBe(true);
     expect(store.acquires).toEqual([holder.token]);
     expect(store.releases).toEqual([]);
+    // One compare-and-PEXPIRE, for the waiter's own lease, which the lock now counts.
+    expect(store.extends).toEqual([{ token: holder.token, ttl: 20_000 }]);
+    expect(lock.remainingTime()).toBeGreaterThan(19_000);
+    expect(lock.remainingTime()).toBeLessThanOrEqual(20_000);
     expect(events.map((event) => event.type)).toEqual(['acquired', 'released', 'acquired']);
     expect(events[1]).toMatchObject({ key: 'k', result: 'released' });
     expect(keysAt).toEqual([['lock:k'], ['lock:k'], ['lock:k']]);
@@ -142,15 +157,10 @@ describe('local hand-offs', () => {
     expect(store.releases).toEqual(store.acquires);
   });
 
-  it.each<[string, LockOptions]>([
-    ['fencing: true (a fence must be new for each holder)', { fencing: true }],
-    ['autoRenew: false (nobody would renew the lease)', { autoRenew: false }],
-    ['a ttl shorter than the lease left', { ttl: 1_000 }],
-    ['a ttl of twice the lease left or more', { ttl: 60_000 }],
-  ])('does not pass the lease to a waiter with %s', async (_name, options) => {
+  it('does not pass the lease to a fenced waiter: a fence must be new for each holder', async () => {
     const engine = createEngine();
-    const holder = await engine.acquire('k'); // ttl 30 s: about 30 s of lease left
-    const waiting = later(engine.acquire('k', options));
+    const holder = await engine.acquire('k');
+    const waiting = later(engine.acquire('k', { fencing: true }));
 
     await holder.release();
     const lock = await waiting;
@@ -158,6 +168,70 @@ describe('local hand-offs', () => {
     expect(lock.token).not.toBe(holder.token);
     expect(store.releases).toEqual([holder.token]);
     expect(store.acquires).toEqual([holder.token, lock.token]);
+  });
+
+  it.each<[string, LockOptions]>([
+    ['autoRenew: false', { autoRenew: false, ttl: 5_000 }],
+    ['a ttl shorter than the lease left', { ttl: 1_000 }],
+    ['a ttl longer than the lease left', { ttl: 60_000 }],
+  ])('passes the lease to a waiter with %s, for its own ttl', async (_name, options) => {
+    const engine = createEngine();
+    const holder = await engine.acquire('k', { ttl: 10_000 });
+    const waiting = later(engine.acquire('k', options));
+
+    await holder.release();
+    const lock = await waiting;
+
+    expect(lock.token).toBe(holder.token);
+    expect(store.extends).toEqual([{ token: holder.token, ttl: options.ttl }]);
+    expect(lock.remainingTime()).toBeGreaterThan(options.ttl! * 0.9);
+    expect(lock.remainingTime()).toBeLessThanOrEqual(options.ttl!);
+    expect(store.acquires).toEqual([holder.token]);
+    expect(await lock.release()).toBe('released');
+  });
+
+  it("does not pass on a lease the store lost: the holder's release reports it, and the waiter takes the key from the store", async () => {
+    const engine = createEngine();
+    const { events } = record(engine);
+    const holder = await engine.acquire('k');
+    const waiting = later(engine.acquire('k'));
+    // Removed behind the holder's back (a forced release, a DEL, a restart), unnoticed yet.
+    store.inner.forceDelete('lock:k');
+
+    expect(await holder.release()).toBe('expired');
+    const lock = await waiting;
+
+    expect(lock.token).not.toBe(holder.token);
+    expect(store.acquires).toEqual([holder.token, lock.token]);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'lost', reason: 'vanished' }));
+    await lock.release();
+  });
+
+  it('fails withLock with LockLostError when the lease it would pass on was lost', async () => {
+    const engine = createEngine();
+    let entered!: () => void;
+    let finish!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const outcome = engine
+      .withLock('k', async () => {
+        entered();
+        await done;
+        store.inner.forceDelete('lock:k');
+        return 'first';
+      })
+      .catch((error: unknown) => error);
+    await inside;
+    // Out of the first section's context: a second caller, not a reentrant one.
+    const second = later(engine.withLock('k', () => 'second'));
+    finish();
+
+    expect(await outcome).toMatchObject({
+      name: 'LockLostError',
+      reason: 'vanished',
+      result: 'first',
+    });
+    expect(await second).toBe('second');
   });
 
   it('gives a fenced waiter a new token and a greater fence than the fenced holder before it', async () => {

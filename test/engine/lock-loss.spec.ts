@@ -23,7 +23,7 @@ describe('a lock lost while its code runs', () => {
     const error = await runLosing(() => 'done').catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(LockLostError);
-    expect(error).toMatchObject({ key: 'k', reason: 'expired', result: 'done', statusCode: 503 });
+    expect(error).toMatchObject({ key: 'k', reason: 'vanished', result: 'done', statusCode: 503 });
   });
 
   it("keeps the function's own error as the cause", async () => {
@@ -49,7 +49,7 @@ describe('a lock lost while its code runs', () => {
     });
 
     expect(value).toBe('compensated');
-    expect(seen[0]).toMatchObject({ reason: 'expired', result: 'done' });
+    expect(seen[0]).toMatchObject({ reason: 'vanished', result: 'done' });
   });
 
   it('counts a key found gone at release as lost, though renewal had not seen it yet', async () => {

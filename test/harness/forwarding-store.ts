@@ -33,6 +33,10 @@ export class ForwardingStore implements LockStore {
     this.inner.waiters?.leave(key, queue);
   }
 
+  get inspector(): LockStore['inspector'] {
+    return this.inner.inspector;
+  }
+
   get supportsFencing(): boolean | undefined {
     return this.inner.supportsFencing;
   }

@@ -6,7 +6,7 @@ import type {
   SharedLockType,
 } from '../../lib/stores/lock-store.interface.js';
 import { LockOptionsError } from '../../lib/errors/lock.errors.js';
-import { TOKEN_CHARS } from '../../lib/stores/lock-inspection.interface.js';
+import { libraryToken } from './library-tokens.js';
 import { maxConcurrent, type Interval } from './intervals.js';
 import { engineOn } from './test-engine.js';
 import { sleep, waitUntil } from './waits.js';
@@ -95,7 +95,7 @@ export function describeStoreContract(
       const unsubscribeWitness = await store.subscribe(key('n'), () => witness++);
       // A waiter's failed attempt names its queue: a store may wake only keys someone waits for.
       // Tokens and queue ids of the engine's form, which a store may rely on (see TOKEN_CHARS).
-      const token = (name: string): string => name.padEnd(TOKEN_CHARS, '0');
+      const token = libraryToken;
       const waiter = request([key('n')], token('waiter'), {
         queue: token('q'),
         takesTurns: false,

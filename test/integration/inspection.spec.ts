@@ -95,10 +95,13 @@ describe('a lock held by another process', () => {
       const { at } = await waiter.next<{ type: string; at: number }>('acquired', 5_000);
       // Its poll cap is 30 s: only the release's notification could wake it this soon.
       expect(at - releasedAt).toBeLessThan(500);
-      const aborted = await holder.next<{ type: string; reason: string }>('aborted', 5_000);
-      // As for any vanished key: 'expired' once the waiter has released it again, 'stolen' while
-      // the waiter still holds it.
-      expect(['expired', 'stolen']).toContain(aborted.reason);
+      const aborted = await holder.next<{ type: string; reason: string; at: number }>(
+        'aborted',
+        5_000,
+      );
+      // Told by the forced release's notice, not at its next renewal (its ttl is long).
+      expect(aborted.reason).toBe('vanished');
+      expect(aborted.at - releasedAt).toBeLessThan(500);
     } finally {
       holder.send({ type: 'stop' });
       waiter.send({ type: 'stop' });
@@ -245,11 +248,15 @@ describe('LockService', () => {
     expect(await all(locks.list())).toMatchObject([{ key: 'svc', kind: 'semaphore' }]);
     expect(logger.at('warn')).toEqual([]);
     expect(await locks.forceRelease('svc')).toBe(true);
+    // The holder here hears of it at once, and its loss is logged too.
+    await new Promise((resolve) => lock.signal.addEventListener('abort', resolve));
+    expect(lock.signal.reason).toMatchObject({ name: 'LockLostError', reason: 'vanished' });
     expect(logger.at('warn').map((line) => line.text)).toEqual([
       expect.stringMatching(/^Lock "svc" was released by force/),
+      expect.stringMatching(/^Lock "svc" was lost while held \(vanished\)/),
     ]);
     expect(await locks.forceRelease('svc')).toBe(false);
-    expect(logger.at('warn')).toHaveLength(1);
+    expect(logger.at('warn')).toHaveLength(2);
     await lock.release();
     await app.close();
   });

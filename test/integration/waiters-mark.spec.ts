@@ -121,4 +121,50 @@ describe("the waiters' mark: a release reads the turn list only when someone els
     expect(await redis.probe.exists('lock:a')).toBe(0);
     expect(await waiting).toBeInstanceOf(LockBusyError);
   });
+
+  describe("another client's value is never changed", () => {
+    /** Standard compare-and-delete and compare-and-PEXPIRE, as other lock clients send them. */
+    const COMPARE_AND_EXPIRE =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
+    const COMPARE_AND_DELETE =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+    it.each([
+      ['30 hex characters', '0123456789abcdef0123456789abcd'],
+      ['30 base64url characters', 'AbCdEfGhIjKlMnOpQrStUvWxYz_-09'],
+      ['a short token', 'job-1'],
+      ['a token ending with the mark', 'worker-7!'],
+      ['a 36-character uuid', '6b1e4b9e-2f0a-4d8e-9c3a-1f2e3d4c5b6a'],
+    ])('%s: a waiter lines up, and the value stays as its client wrote it', async (_, token) => {
+      const waiter = proc('waiter', { pollCap: 200 });
+      expect(await redis.probe.set('lock:job', token, 'PX', 4_000, 'NX')).toBe('OK');
+      const waiting = waiter.engine.acquire('job', { ttl: LONG, wait: WAIT });
+      await inLine(waiter);
+
+      expect(await redis.probe.get('lock:job')).toBe(token);
+      expect(await redis.probe.eval(COMPARE_AND_EXPIRE, 1, 'lock:job', token, 4_000)).toBe(1);
+      expect(await redis.probe.eval(COMPARE_AND_DELETE, 1, 'lock:job', token)).toBe(1);
+      // Freed by its client at once, not after its lease: the waiter polls it in.
+      const startedAt = performance.now();
+      const lock = await waiting;
+      expect(performance.now() - startedAt).toBeLessThan(2_000);
+      await lock.release();
+      await settled();
+    });
+
+    it("canary: a value of the library's own form (another process of it) is marked", async () => {
+      const holder = proc('holder');
+      const waiter = proc('waiter', { pollCap: LONG });
+      const lock = await holder.engine.acquire('job', { ttl: LONG });
+      const waiting = waiter.engine.acquire('job', { ttl: LONG, wait: WAIT });
+      await inLine(waiter);
+
+      expect(await redis.probe.get('lock:job')).toBe(lock.token + WAITERS_MARK);
+      // The mark breaks a plain compare: why it must never be written on another's value.
+      expect(await redis.probe.eval(COMPARE_AND_DELETE, 1, 'lock:job', lock.token)).toBe(0);
+      await lock.release();
+      await (await waiting).release();
+      await settled();
+    });
+  });
 });

@@ -82,7 +82,7 @@ describe('a decorated method returning an Observable whose lock is lost', () => 
     const lost = nextEvent(memory.engine, 'lost', 'feed');
     memory.store.forceDelete('lock:feed');
     // Renewal found the key gone: the lock was held until then, and is not any more.
-    expect(await lost).toMatchObject({ key: 'feed', reason: 'expired' });
+    expect(await lost).toMatchObject({ key: 'feed', reason: 'vanished' });
 
     source.next(2);
 

@@ -1,7 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 
-/** Issue 29's bound: a file of `lib/` a newcomer reads in one sitting. */
-const MOST_LINES = 250;
+/**
+ * A smell alarm, not a target: a file of `lib/` past this many lines likely holds more than one
+ * role. A file is split by role, never to fit a line count (issue 42 replaced issue 29's cap of
+ * 250, which invited splitting one role in two).
+ */
+const MOST_LINES = 400;
 
 describe('the files of lib/', () => {
   it(`have at most ${MOST_LINES} lines each`, async () => {

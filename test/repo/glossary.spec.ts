@@ -18,7 +18,8 @@ const PLAIN = new Set(
   the tick time timeout timer timing to token took touch transfer try ttl unreachable unsubscribe
   unsubscribes until up values wait waited waiting while whose within may heard fn ran readonly
   child children down e grow library moved new peek push put remove replace scope top second room
-  locally over slow unanswered asked conflict innermost overlap partial same why`.split(/\s+/),
+  locally over slow unanswered asked conflict innermost overlap partial same why far found gone
+  measure memory rate refused spell tell fits overdue headroom`.split(/\s+/),
 );
 
 /** Identifiers declared in a file: classes, types, functions, members, constants. */

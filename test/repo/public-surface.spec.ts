@@ -18,6 +18,7 @@ const ROOT_VALUES = [
   'LockLostError',
   'LockModule',
   'LockOptionsError',
+  'LockOverloadError',
   'LockService',
   'LockShutdownError',
   'LockStoreError',

@@ -13,6 +13,7 @@ import { useRedisServer } from '../harness/use-redis.js';
 import { realtimeRedis } from './scheduling.js';
 import { waitUntil } from '../harness/waits.js';
 import { figure } from '../harness/figures.js';
+import { libraryToken } from '../harness/library-tokens.js';
 import { scriptsOver, slowScripts, watchSlowlog } from '../harness/slowlog.js';
 
 // A multi-key lock's acquire and release are each one script that works through every key, its
@@ -90,6 +91,8 @@ describe('the largest multi-key lock', () => {
   /** Times (µs) of the scripts of a lock on `count` keys whose turn lists are all full. */
   async function withFullLines(count: number): Promise<Record<string, number[]>> {
     const keys = names(count, 'lock:full');
+    // Tokens of the engine's form: a key taken while others wait holds its token marked.
+    const [mine, other, late] = ['mine', 'other', 'late'].map(libraryToken);
     const take = (token: string, queue?: string) =>
       store.tryAcquire({ keys, token, ttl: 10_000, fencing: queue !== undefined, queue });
     const times: Record<string, number[]> = { take: [], release: [], wait: [] };
@@ -102,25 +105,25 @@ describe('the largest multi-key lock', () => {
       await fillLines(redis.probe, keys, MAX_IN_LINE);
       // Free keys, fenced, for a listening queue: it is looked for in every list, to leave it.
       await timed('take', async () =>
-        expect(await take('mine', 'me')).toMatchObject({ acquired: true }),
+        expect(await take(mine!, 'me')).toMatchObject({ acquired: true }),
       );
       // Every list starts with listeners: the release looks past some of them, and wakes all.
       await timed('release', async () =>
-        expect((await store.release(keys, 'mine')).result).toBe('released'),
+        expect((await store.release(keys, mine!)).result).toBe('released'),
       );
       const lookedAt = Math.min(LINE_LOOKAHEAD, Math.floor(CALL_LOOKAHEAD / count));
       expect(await redis.probe.llen(turnsKeyOf(keys[0]!))).toBe(MAX_IN_LINE - lookedAt);
       // Busy keys: the queue is looked for in every list, and joins each.
       await fillLines(redis.probe, keys, MAX_IN_LINE - 1);
-      expect(await take('other')).toEqual({ acquired: true });
+      expect(await take(other!)).toEqual({ acquired: true });
       await timed('wait', async () =>
-        expect(await take('mine', 'me')).toMatchObject({ acquired: false }),
+        expect(await take(mine!, 'me')).toMatchObject({ acquired: false }),
       );
       expect(await redis.probe.llen(turnsKeyOf(keys[0]!))).toBe(MAX_IN_LINE);
       // A full line takes nobody more: the next queue hears releases all the same, and polls.
-      expect(await take('late', 'latecomer')).toMatchObject({ acquired: false });
+      expect(await take(late!, 'latecomer')).toMatchObject({ acquired: false });
       expect(await redis.probe.llen(turnsKeyOf(keys[0]!))).toBe(MAX_IN_LINE);
-      await store.release(keys, 'other', { quiet: true });
+      await store.release(keys, other!, { quiet: true });
     }
     return times;
   }

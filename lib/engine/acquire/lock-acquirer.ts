@@ -1,4 +1,4 @@
-import type { LockError } from '../../errors/lock.errors.js';
+import { LockOverloadError, type LockError } from '../../errors/lock.errors.js';
 import { writerPatience } from '../../policy/wait-policy.js';
 import type {
   AcquireAttempt,
@@ -52,10 +52,19 @@ export class LockAcquirer {
     const { signal } = request.options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.context.closed) return Promise.reject(shutDown(request.label));
+    const overload = this.overload(request);
+    if (overload) return Promise.reject(overload);
     const id = queueKey(request);
     const entry = this.busyKeys.get(id);
     if (entry || marksWriter(request)) return this.queues.take(request, entry);
     return this.tryUnqueued(request, id);
+  }
+
+  /** The refusal of a new auto-renewed lease that renewal here could not keep up with. */
+  private overload({ label, options }: LockRequest): LockOverloadError | undefined {
+    const { watchdog } = this.hold;
+    if (!options.autoRenew || watchdog.fits(leaseTtlOf({ options }))) return undefined;
+    return new LockOverloadError(label, watchdog.demand, watchdog.throughput.rate!);
   }
 
   /** Fails every waiter and waits for attempts already sent (shutdown). */
@@ -119,15 +128,13 @@ export function holdLock(
   const { context, watchdog } = parts;
   // A grant checked when its answer came may still have aged in the ticks since.
   if (context.closed || isLate(grant)) {
-    if (grant.from) watchdog.delete(grant.from);
     queue?.holderLeft(false);
     context.giveBack(request.fullKeys, grant.token, request.kind);
     if (context.closed) throw shutDown(request.label);
     throw lateGrantError(request, performance.now() - grant.startedAt);
   }
   const lock = new HeldLock(parts, queue, request, grant);
-  if (grant.from) watchdog.transfer(grant.from, lock);
-  else watchdog.add(lock, grant.startedAt);
+  watchdog.add(lock, grant.startedAt);
   if (context.bus.observed) {
     const waited = performance.now() - request.startedAt;
     context.emit({ type: 'acquired', key: lock.key, waited, fence: lock.fence });

@@ -1,5 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { LockLostError, type LockError, type LockLossReason } from '../../errors/lock.errors.js';
+import {
+  LockLostError,
+  LockStoreRefusedError,
+  type LockError,
+  type LockLossReason,
+} from '../../errors/lock.errors.js';
 import type { WatchedLease } from './watched-lease.js';
 import type { LeaseWatchdog } from './lease-watchdog.js';
 import type { Lock } from '../lock.interface.js';
@@ -42,8 +47,13 @@ export class HeldLock implements Lock, WatchedLease {
   private releasing?: Promise<ReleaseResult>;
   /** Made on first use of `signal`: most locks are released without anyone listening. */
   private controller?: AbortController;
-  /** Why `signal` aborted (or will, once made): the first of loss and shutdown. */
+  /** Why `signal` aborted (or will, once made): shutdown, unless the lock was lost. */
   private abortReason?: LockError;
+  /**
+   * Why the lock was lost. Its error is made when first asked for: a stalled event loop can
+   * see thousands of leases run out at once, and all of them must be told in one task.
+   */
+  private lossReason?: LockLossReason;
   private loss?: LockLostError;
 
   constructor(
@@ -77,7 +87,8 @@ export class HeldLock implements Lock, WatchedLease {
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.abortReason) this.controller.abort(this.abortReason);
+      const reason = this.abortReason ?? this.lossError();
+      if (reason) this.controller.abort(reason);
     }
     return this.controller.signal;
   }
@@ -115,6 +126,7 @@ export class HeldLock implements Lock, WatchedLease {
 
   /** Why the lock was lost, once it was: the `LockLostError` its `signal` aborted with. */
   lossError(): LockLostError | undefined {
+    if (this.lossReason !== undefined) this.loss ??= new LockLostError(this.key, this.lossReason);
     return this.loss;
   }
 
@@ -129,14 +141,25 @@ export class HeldLock implements Lock, WatchedLease {
   markLost(reason: LockLossReason): boolean {
     if (this.state !== 'held') return false;
     this.state = 'lost';
-    this.loss = new LockLostError(this.key, reason);
-    this.abort(this.loss);
+    this.lossReason = reason;
+    if (this.controller && !this.controller.signal.aborted) this.controller.abort(this.lossError());
     return true;
+  }
+
+  /**
+   * A release answered before this lock's deadline found the key gone, or another owner's: it
+   * was removed while held, after the lock had ended as released. Returns the loss, now its own.
+   */
+  foundLost(result: 'expired' | 'stolen'): LockLostError {
+    this.lossReason ??= result === 'stolen' ? 'stolen' : 'vanished';
+    const loss = this.lossError()!;
+    if (this.controller && !this.controller.signal.aborted) this.controller.abort(loss);
+    return loss;
   }
 
   /** Aborts `signal` without ending the lock (shutdown asks the holder to stop); the first reason stays. */
   abort(reason: LockError): void {
-    if (this.abortReason) return;
+    if (this.abortReason || this.lossReason !== undefined) return;
     this.abortReason = reason;
     this.controller?.abort(reason);
   }
@@ -190,8 +213,9 @@ interface LossAware {
  * expired or someone else's (a loss the watchdog had not yet seen).
  */
 export function lossOf(lock: Lock, released: ReleaseResult | undefined): LockLostError | undefined {
-  const seen = (lock as Partial<LossAware>).lossError?.();
-  if (seen) return seen;
+  // A lock of this engine knows whether the release's answer was a loss (see `tellLoss`).
+  const aware = lock as Partial<LossAware>;
+  if (aware.lossError) return aware.lossError();
   if (released === 'expired' || released === 'stolen') return new LockLostError(lock.key, released);
   return undefined;
 }
@@ -211,8 +235,16 @@ export async function holdWhile<T>(
   } catch (error) {
     outcome = { cause: error };
   }
-  // The work is done; a release the store cannot confirm still ends when the lease does.
-  const released = await lock.release().catch(() => undefined);
+  // The work is done; a release the store cannot confirm still ends when the lease does. One it
+  // refused for good (an ACL without EVALSHA, say) leaves the key for its whole lease: the
+  // caller is told, though the code ran.
+  let released: ReleaseResult | undefined;
+  let refused: LockStoreRefusedError | undefined;
+  try {
+    released = await lock.release();
+  } catch (error) {
+    if (error instanceof LockStoreRefusedError) refused = error;
+  }
   const lost = onLost === 'ignore' ? undefined : lossOf(lock, released);
   if (lost && onLost !== 'ignore') {
     const error = new LockLostError(lock.key, lost.reason, outcome);
@@ -220,5 +252,6 @@ export async function holdWhile<T>(
     return onLost(error);
   }
   if ('cause' in outcome) throw outcome.cause;
+  if (refused) throw refused.afterRun(outcome.result);
   return outcome.result as T;
 }

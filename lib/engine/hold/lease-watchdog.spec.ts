@@ -4,6 +4,7 @@ import type { LeaseExtension } from '../../stores/lock-store.interface.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { CALL_SLICE, CALLS_IN_FLIGHT } from './renewal-line.js';
 import { PUSH_SLICE, TASK_SLICE, type WatchedLease } from './watched-lease.js';
+import { THROUGHPUT_MEMORY } from './renewal-throughput.js';
 
 interface Round {
   readonly at: number;
@@ -160,18 +161,17 @@ describe('LeaseWatchdog rounds', () => {
     expect(rounds.filter((round) => round.keys.includes('long'))).toHaveLength(1);
   });
 
-  it('keeps every other lease when leases leave in any order, and a moved one stays put', async () => {
+  it('keeps every other lease when leases leave in any order', async () => {
     const leases = Array.from({ length: 20 }, (_, i) => lease(`k${i}`, 3_000));
     leases.forEach((one) => watchdog.add(one));
     // Out of order, the last one among them: each leaving lease swaps another into its slot.
     for (const i of [3, 19, 0, 7, 8, 12]) watchdog.delete(leases[i]);
     watchdog.delete(leases[3]);
-    const moved = lease('moved', 3_000);
-    watchdog.transfer(leases[5], moved);
     const kept = [
       'k1',
       'k2',
       'k4',
+      'k5',
       'k6',
       'k9',
       'k10',
@@ -184,13 +184,11 @@ describe('LeaseWatchdog rounds', () => {
       'k18',
     ];
 
-    expect(watchdog.size).toBe(kept.length + 1);
-    expect(new Set(watchdog.leases().map((one) => one.fullKeys[0]))).toEqual(
-      new Set([...kept, 'moved']),
-    );
+    expect(watchdog.size).toBe(kept.length);
+    expect(new Set(watchdog.leases().map((one) => one.fullKeys[0]))).toEqual(new Set(kept));
     await jest.advanceTimersByTimeAsync(1_000);
     expect(rounds).toHaveLength(1);
-    expect([...rounds[0].keys].sort()).toEqual([...kept, 'moved'].sort());
+    expect([...rounds[0].keys].sort()).toEqual([...kept].sort());
     expect(lost).toEqual([]);
   });
 
@@ -261,6 +259,43 @@ describe('LeaseWatchdog calls in flight', () => {
     expect(new Set(lost.map(([, reason]) => reason))).toEqual(new Set(['unreachable']));
   });
 
+  it(`ends every lease past its deadline in the task that finds them, ${3 * TASK_SLICE} at once`, async () => {
+    const count = 3 * TASK_SLICE;
+    for (let i = 0; i < count; i++) watchdog.add(lease(`k${i}`, 1_000, false));
+    await jest.advanceTimersByTimeAsync(1_000);
+    // No task after the first: every loss was told in it.
+    expect(lost).toHaveLength(count);
+    expect(watchdog.size).toBe(0);
+  });
+
+  it("ends an overdue lease when its holder asks, before the watchdog's tick", () => {
+    const overdue = lease('overdue', 1_000, false);
+    watchdog.add(overdue);
+    expect(watchdog.loseIfOverdue(overdue)).toBe(false);
+    // The clock moves on without the timers running: an event loop too busy to tick.
+    const later = performance.now() + 1_000;
+    expect(watchdog.loseIfOverdue(overdue, later)).toBe(true);
+    expect(lost).toEqual([['overdue', 'expired']]);
+    expect(watchdog.size).toBe(0);
+    expect(watchdog.loseIfOverdue(overdue, later)).toBe(false);
+  });
+
+  it('tells a renewal that finds the key gone as vanished, and another owner as stolen', async () => {
+    const gone = watchdogWith(
+      (leases) =>
+        Promise.resolve(leases.map((one) => (one.keys[0] === 'a' ? 'expired' : 'stolen')) as never),
+      lost,
+    );
+    gone.add(lease('a'));
+    gone.add(lease('b'));
+    await jest.advanceTimersByTimeAsync(1_000);
+    gone.stop();
+    expect(lost.sort()).toEqual([
+      ['a', 'vanished'],
+      ['b', 'stolen'],
+    ]);
+  });
+
   it('ends a lease at maxHold as max-hold, even with its last clipped renewal still out', async () => {
     watchdog.add({ ...lease('held'), holdUntil: 1_200 });
     await jest.advanceTimersByTimeAsync(1_000);
@@ -268,20 +303,33 @@ describe('LeaseWatchdog calls in flight', () => {
     await jest.advanceTimersByTimeAsync(2_000);
     expect(lost).toEqual([['held', 'max-hold']]);
   });
+});
 
-  it('renews the new holder of a lease handed off while its renewal was out', async () => {
-    const from = lease('hot');
-    watchdog.add(from);
-    await jest.advanceTimersByTimeAsync(1_000);
-    expect(answers).toHaveLength(1);
-    const to = { ...lease('hot'), expiresAt: from.expiresAt };
-    watchdog.transfer(from, to);
-    answerAll();
-    await jest.advanceTimersByTimeAsync(0);
-    expect(to.expiresAt).toBe(4_000);
-    await jest.advanceTimersByTimeAsync(2_500);
-    expect(lost).toEqual([]);
-    expect(answers).toHaveLength(1);
+describe('LeaseWatchdog admission of new leases', () => {
+  const watchdog = watchdogWith(() => new Promise(() => undefined), []);
+  afterAll(() => watchdog.stop());
+
+  it('counts the renewals a second its auto-renewed leases ask for', () => {
+    const short = lease('short', 300);
+    watchdog.add(short);
+    watchdog.add(lease('long', 3_000));
+    watchdog.add(lease('unrenewed', 300, false));
+    expect(watchdog.demand).toBeCloseTo(10 + 1);
+    watchdog.delete(short);
+    expect(watchdog.demand).toBeCloseTo(1);
+  });
+
+  it('admits any lease until renewal has fallen behind, then only what fits the rate measured', () => {
+    expect(watchdog.fits(1)).toBe(true);
+    const { throughput } = watchdog;
+    throughput.lineWaiting(true, 0);
+    throughput.answered(10, 1_000); // 10 a second, of which 8 may be asked
+    // A lease of ttl T asks for 3,000 / T renewals a second.
+    expect(watchdog.fits(3_000 / 6.9, 1_000)).toBe(true); // 1 + 6.9 a second
+    expect(watchdog.fits(3_000 / 7.1, 1_000)).toBe(false); // 1 + 7.1 a second
+    expect(watchdog.fits(3_000 / 7.1, 1_000 + 10 * THROUGHPUT_MEMORY)).toBe(false); // still full
+    throughput.lineWaiting(false, 1_000);
+    expect(watchdog.fits(3_000 / 7.1, 1_000 + THROUGHPUT_MEMORY)).toBe(true); // caught up since
   });
 });
 

@@ -3,6 +3,7 @@ import {
   PUSH_SLICE,
   DueHeap,
   dueAt,
+  goneReason,
   interval,
   lossReason,
   renewable,
@@ -15,19 +16,33 @@ import {
 import { inLibraryScope } from '../../stores/library-scope.js';
 import { RenewalLine } from './renewal-line.js';
 
+/** The share of the measured renewal rate the leases may ask for: the rest absorbs their bursts. */
+export const THROUGHPUT_HEADROOM = 0.8;
+import { RenewalThroughput } from './renewal-throughput.js';
+
 /**
  * One timer for every held lease. Each auto-renewed lease is renewed about ttl/3 after its own
  * last renewal, in calls sent through a `RenewalLine`; a lease is lost when renewal says it is
  * gone or when its local deadline passes (renewal failed, `maxHold`, or no auto-renewal). The
  * leases wait in a heap by when they are next due, so a tick looks only at those, a slice per
  * task; a new lease waits outside it until the next tick (`added`), and most locks end by then.
- * The watchdog owns each lease's deadline, which follows every PEXPIRE sent for it.
+ * The watchdog owns each lease's deadline, which follows every PEXPIRE sent for it. Leases past
+ * their deadline are all ended in the first task that finds them, however many (an event loop
+ * that stalled), and a holder's own release or extend ends its lease first if it is overdue
+ * (`loseIfOverdue`): a loss is told before the holder acts again.
  */
 export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   private readonly due = new DueHeap<WatchEntry>();
   /** The leases added since the last tick, in no order; each entry's `slot` is -2 - its index. */
   private readonly added: WatchEntry[] = [];
   private readonly line = new RenewalLine();
+  /**
+   * Renewals a second the watched auto-renewed leases ask for: 3,000 / ttl each, one per
+   * `interval`, which the hot path inlines (see decision 0012).
+   */
+  demand = 0;
+  /** What renewal has shown it can keep up with (see `fits`). */
+  readonly throughput = new RenewalThroughput();
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
   private onEmptied?: () => void;
@@ -56,16 +71,33 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     };
     lease.watch = entry;
     this.added.push(entry);
+    if (lease.autoRenew) this.demand += 3_000 / lease.ttl;
     this.arm(entry.dueAt);
   }
 
-  /** Watches `to` in place of `from`, the same lease under a new holder, on the same schedule. */
-  transfer(from: WatchedLease, to: L): void {
-    const entry = from.watch;
-    if (!entry) return this.add(to);
-    from.watch = undefined;
-    entry.lease = to;
-    to.watch = entry;
+  /**
+   * Whether a new auto-renewed lease of `ttl` ms fits in what renewal has shown it can keep up
+   * with lately: all do until renewal has fallen behind once; then the demand, with it, must stay
+   * within `THROUGHPUT_HEADROOM` of the rate measured. A lease that does not fit is refused before
+   * any store call (`LockOverloadError`) rather than granted and lost: a process whose event loop
+   * is too busy to renew keeps no more leases alive by taking more.
+   */
+  fits(ttl: number, now = performance.now()): boolean {
+    const { rate, until } = this.throughput;
+    if (rate === undefined || now >= until) return true;
+    return this.demand + 3_000 / ttl <= rate * THROUGHPUT_HEADROOM;
+  }
+
+  /**
+   * Ends `lease` as lost if its deadline has passed, whether or not a tick has looked yet; true
+   * if it did. Called before its holder's store calls, so that none is made on a lost lease.
+   */
+  loseIfOverdue(lease: WatchedLease, now = performance.now()): boolean {
+    const entry = lease.watch;
+    if (!entry || now < lease.expiresAt) return false;
+    this.delete(lease);
+    this.hooks.lost(lease, lossReason(lease, entry, now));
+    return true;
   }
 
   /**
@@ -108,6 +140,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     lease.watch = undefined;
     if (entry.slot >= 0) this.due.remove(entry);
     else this.removeAdded(entry);
+    if (lease.autoRenew) this.demand = Math.max(0, this.demand - 3_000 / lease.ttl);
     if (this.onEmptied && this.size === 0) this.onEmptied();
   }
 
@@ -121,6 +154,8 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.due.clear();
     this.added.length = 0;
     this.line.clear();
+    this.demand = 0;
+    this.throughput.clear();
     this.stopTimer();
   }
 
@@ -154,12 +189,17 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     const now = performance.now();
     this.pushAdded(now);
     let top = this.due.peek();
-    for (let seen = 0; top && seen < TASK_SLICE; seen++) {
+    for (let seen = 0; top && seen < TASK_SLICE;) {
       const { lease } = top;
       if (now >= lease.expiresAt) {
+        // Not counted in the slice: every lease that ran out is told in this task.
         this.delete(lease);
         this.hooks.lost(lease, lossReason(lease, top, now));
-      } else if (renewable(lease, top, now) && this.line.takes(top, now)) {
+        top = this.due.peek();
+        continue;
+      }
+      seen++;
+      if (renewable(lease, top, now) && this.line.takes(top, now)) {
         top.renewing = true;
         this.line.add(top);
       } else if (top.dueAt > now) {
@@ -182,6 +222,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
   private sendLine(): void {
     const now = performance.now();
     for (const call of this.line.take(now)) this.renew(call, now);
+    this.throughput.lineWaiting(this.line.waiting > 0, now);
     this.arm(this.line.nextUrgentAt());
   }
 
@@ -191,10 +232,12 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     this.hooks
       .extend(requests)
       .then(
-        (results) =>
+        (results) => {
+          this.throughput.answered(results.length, performance.now());
           results.forEach((result, i) =>
             this.settle(entries[i], sent[i], requests[i].ttl, sentAt, result),
-          ),
+          );
+        },
         // The store call has told health of the failure; each lease retries soon.
         () => entries.forEach((entry) => this.retrySoon(entry)),
       )
@@ -218,7 +261,7 @@ export class LeaseWatchdog<L extends WatchedLease = WatchedLease> {
     entry.renewing = false;
     if (result !== 'extended') {
       this.delete(lease);
-      this.hooks.lost(lease, result);
+      this.hooks.lost(lease, goneReason(result));
       return;
     }
     this.extended(lease, sent, sentAt, ttl);

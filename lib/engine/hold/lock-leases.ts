@@ -41,6 +41,18 @@ export class LockLeases {
     return this.watchdog.size;
   }
 
+  /**
+   * Someone released `key` by force: every lock held here on it (of `token`, when given) is
+   * lost, at once, so that its holder stops before another holder can get far.
+   */
+  forcedRelease(key: string, token: string | undefined): void {
+    for (const lock of this.watchdog.leases()) {
+      if (lock.fullKeys.includes(key) && (token === undefined || lock.token === token)) {
+        loseLock(lock, 'vanished');
+      }
+    }
+  }
+
   /** Shutdown begins: every holder is asked to stop, through its lock's `signal`. */
   abortAll(): void {
     for (const lock of this.watchdog.leases()) lock.abort(stopWork(lock.key));

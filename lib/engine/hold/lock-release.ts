@@ -1,5 +1,6 @@
 import { LockLostError, type LockLossReason } from '../../errors/lock.errors.js';
 import type {
+  ExtendResult,
   ReleaseOptions,
   ReleaseReport,
   ReleaseResult,
@@ -13,9 +14,7 @@ import type { Grant, Waiter } from '../wait/wait.types.js';
 import { isLate } from '../acquire/lock-acquirer.js';
 import { traceExtend, traceRelease, tracing } from '../lock.events.js';
 import type { HeldLock } from './held-lock.js';
-import { renewalTtl } from './watched-lease.js';
-
-const RELEASED = Promise.resolve<ReleaseResult>('released');
+import { goneReason, renewalTtl } from './watched-lease.js';
 
 /**
  * Releases a held lock: to the next waiter here when one can take it, else in the store.
@@ -30,12 +29,16 @@ export function releaseLock(lock: HeldLock): Promise<ReleaseResult> {
 
 /** Not async where it can be: each await between the store's answer and the caller is a tick. */
 function release(lock: HeldLock): Promise<ReleaseResult> {
+  // A lease past its deadline is lost before anything else is done with it, even when the
+  // watchdog has not run since (an event loop too busy to renew it).
+  lock.parts.watchdog.loseIfOverdue(lock);
   if (lock.keepUntil > 0 && !lock.ended) {
     const keep = lock.keepUntil - performance.now();
     if (keep >= 1) return keepForMinHold(lock, keep);
   }
   const queue = lock.ended ? undefined : lock.queue;
-  if (handOffLocally(lock, queue)) return RELEASED;
+  const handOff = handOffLocally(lock, queue);
+  if (handOff) return handOff;
   if (queue?.handedOff && !queue.waiting) return releaseAfterATick(lock, queue);
   return releaseInStore(lock, queue);
 }
@@ -46,8 +49,7 @@ function release(lock: HeldLock): Promise<ReleaseResult> {
  */
 async function releaseAfterATick(lock: HeldLock, queue: WaitQueue): Promise<ReleaseResult> {
   await new Promise((resolve) => setImmediate(resolve));
-  if (handOffLocally(lock, queue)) return 'released';
-  return releaseInStore(lock, queue);
+  return handOffLocally(lock, queue) ?? releaseInStore(lock, queue);
 }
 
 /**
@@ -74,20 +76,77 @@ function releaseInStore(lock: HeldLock, queue: WaitQueue | undefined): Promise<R
 }
 
 /**
- * Hands the lease straight to the next waiter in this process when it can take it: the key
- * stays set in the store under the same token, so the hand-off costs no round trip.
+ * Hands the lease to the next waiter in this process when it can take it over: the key stays
+ * set in the store under the same token, renewed for the waiter's own lease by one
+ * compare-and-PEXPIRE, which also confirms that the store still holds it. A lease the store lost
+ * (a forced release, a DEL, a restart) is thus never passed on: the releasing holder learns of
+ * the loss instead, and the waiter tries in the store.
  */
-function handOffLocally(lock: HeldLock, queue: WaitQueue | undefined): boolean {
+function handOffLocally(
+  lock: HeldLock,
+  queue: WaitQueue | undefined,
+): Promise<ReleaseResult> | undefined {
   const { context } = lock.parts;
-  if (!queue?.waiting || context.closed || !lock.isHeld) return false;
-  const now = performance.now();
-  const grant = { token: lock.token, startedAt: now, expiresAt: lock.expiresAt, from: lock };
-  const next = queue.nextLocalHolder(grant);
-  if (!next || !lock.markReleased()) return false;
-  // The watchdog entry moves to the new holder in `holdLock`.
-  emitReleased(context, lock, 'released');
-  queue.handOffTo(next, grant);
-  return true;
+  if (!queue?.waiting || context.closed || !lock.isHeld) return undefined;
+  const next = queue.nextLocalHolder();
+  if (!next || !lock.markReleased()) return undefined;
+  const call = new HandOffCall(context, lock, queue, next);
+  forget(lock, 'released');
+  return call.promise;
+}
+
+/** The compare-and-PEXPIRE that confirms a local hand-off (see `handOffLocally`). */
+class HandOffCall extends StoreCall<ExtendResult[], ReleaseResult> {
+  private readonly ttl: number;
+  private readonly sentAt: number;
+
+  constructor(
+    private readonly context: EngineContext,
+    private readonly lock: HeldLock,
+    private readonly queue: WaitQueue,
+    private readonly waiter: Waiter,
+  ) {
+    super(context.deadlines, lock.key, 'release', context.health);
+    queue.beginHandOff();
+    this.ttl = waiter.takeOverTtl!;
+    this.sentAt = performance.now();
+    const { fullKeys: keys, token, kind } = lock;
+    this.start(context.store.extend([{ keys, token, kind, ttl: this.ttl }]), this.sentAt);
+  }
+
+  protected override map([found]: ExtendResult[]): ReleaseResult {
+    const { context, lock, queue, waiter, sentAt, ttl } = this;
+    const result = found === 'extended' ? 'released' : found!;
+    let grant: Grant | undefined;
+    if (result === 'released') {
+      grant = {
+        token: lock.token,
+        startedAt: sentAt,
+        expiresAt: leaseEnd(context.store, sentAt, ttl),
+      };
+      // Confirmed too late to hold: nobody has the lease, so it goes back.
+      if (isLate(grant)) this.giveBack();
+    } else {
+      tellLoss(context, lock, result);
+    }
+    emitReleased(context, lock, result);
+    queue.handOffAnswered(waiter, grant && !isLate(grant) ? grant : undefined);
+    return result;
+  }
+
+  protected override onFailure(): void {
+    this.queue.handOffAnswered(this.waiter, undefined);
+    this.giveBack();
+  }
+
+  protected override lateAnswer([found]: ExtendResult[]): void {
+    if (found === 'extended') this.giveBack();
+  }
+
+  private giveBack(): void {
+    const { fullKeys, token, kind } = this.lock;
+    this.context.giveBack(fullKeys, token, kind);
+  }
 }
 
 /** A manual `extend`, traced on `nestjs-distributed-lock:extend`. */
@@ -99,6 +158,8 @@ export function extendLock(lock: HeldLock, ttl: number): Promise<void> {
 async function extend(lock: HeldLock, ttl: number): Promise<void> {
   const { context, watchdog } = lock.parts;
   if (ttl !== lock.ttl) validateLockOptions({ ttl }, `Extending lock "${lock.key}"`);
+  if (watchdog.loseIfOverdue(lock))
+    throw lock.lossError() ?? new LockLostError(lock.key, 'expired');
   const sentAt = performance.now();
   if (sentAt >= lock.holdUntil) throw new LockLostError(lock.key, 'max-hold');
   const leaseTtl = renewalTtl(lock, sentAt, ttl);
@@ -106,8 +167,9 @@ async function extend(lock: HeldLock, ttl: number): Promise<void> {
   const lease = { keys: lock.fullKeys, token: lock.token, kind: lock.kind, ttl: leaseTtl };
   const [result] = await context.storeCall(context.store.extend([lease]), lock.key, 'extend');
   if (result !== 'extended') {
-    loseLock(lock, result);
-    throw new LockLostError(lock.key, result);
+    const reason = goneReason(result!);
+    loseLock(lock, reason);
+    throw lock.lossError() ?? new LockLostError(lock.key, reason);
   }
   watchdog.extended(lock, sent, sentAt, leaseTtl);
   context.emit({ type: 'renewed', key: lock.key, ttl: leaseTtl });
@@ -128,6 +190,22 @@ export function loseLock(lock: HeldLock, reason: LockLossReason): void {
     context.emit(lost);
     context.config.log?.(lost);
   }
+}
+
+/**
+ * A release found the key gone, or another owner's. Answered before the lock's deadline, before
+ * which the lease it last sent cannot end in the store, the key was removed while held (a forced
+ * release, a DEL, a restart): the lock was lost under its holder's code, and is told as every
+ * loss is. Answered after it, the lease ran out while the release was on its way, after the code
+ * had ended: nothing was lost while it ran.
+ */
+function tellLoss(context: EngineContext, lock: HeldLock, result: 'expired' | 'stolen'): void {
+  if (performance.now() >= lock.expiresAt) return;
+  const { reason } = lock.foundLost(result);
+  const held = performance.now() - lock.acquiredAt;
+  const lost = { type: 'lost', key: lock.key, held, reason } as const;
+  context.emit(lost);
+  context.config.log?.(lost);
 }
 
 function forget(lock: HeldLock, how: 'released' | 'lost'): void {
@@ -151,8 +229,8 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   readonly successorWaiter?: Waiter;
   /** The successor lease the release sets for it. */
   readonly successor?: Successor;
-  /** When the release was sent, if it sets a successor lease (which counts from then). */
-  readonly sentAt?: number;
+  /** When the release was sent: a successor lease counts from then. */
+  readonly sentAt: number;
   /**
    * Whether this release ends the lock. A lock already lost (or run out) ended with that event:
    * its release still clears the key, but a second end in `events$` would count it twice.
@@ -171,10 +249,10 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
     this.successorWaiter =
       lock.fullKeys.length === 1 && context.localGrants ? queue?.successorWaiter() : undefined;
     if (this.successorWaiter) {
-      this.successor = { token: newLockToken(), ttl: this.successorWaiter.successorTtl! };
-      // A successor lease counts from before the send; a deadline may count from just after.
-      this.sentAt = performance.now();
+      this.successor = { token: newLockToken(), ttl: this.successorWaiter.takeOverTtl! };
     }
+    // A successor lease counts from before the send; a deadline may count from just after.
+    this.sentAt = performance.now();
   }
 
   /** What the store is asked beyond the release itself; nothing in the common case. */
@@ -192,12 +270,15 @@ export class ReleaseCall extends StoreCall<ReleaseReport, ReleaseResult> {
   protected override map(report: ReleaseReport): ReleaseResult {
     const { context, lock, queue, successorWaiter, successor, sentAt } = this;
     queue?.noteRelease(report.waitersElsewhere, this.requeue !== undefined);
-    if (this.ends) emitReleased(context, lock, report.result);
+    if (this.ends) {
+      if (report.result !== 'released') tellLoss(context, lock, report.result);
+      emitReleased(context, lock, report.result);
+    }
     if (successorWaiter) {
       // The lease set for the successor counts from when the release was sent.
-      const expiresAt = leaseEnd(context.store, sentAt!, successor!.ttl);
+      const expiresAt = leaseEnd(context.store, sentAt, successor!.ttl);
       let grant: Grant | undefined = report.succeeded
-        ? { token: successor!.token, startedAt: sentAt!, expiresAt }
+        ? { token: successor!.token, startedAt: sentAt, expiresAt }
         : undefined;
       if (grant && isLate(grant)) {
         // Set too long ago to hold: the successor tries for a lease of its own instead.

@@ -77,6 +77,11 @@ export class RenewalLine {
     return calls;
   }
 
+  /** Leases in line that no call has taken yet. */
+  get waiting(): number {
+    return this.entries.length - this.head;
+  }
+
   /** A call from `take` was answered (or failed). */
   answered(): void {
     this.calls--;

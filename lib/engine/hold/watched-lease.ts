@@ -1,4 +1,5 @@
 import type { LockLossReason } from '../../errors/lock.errors.js';
+import { leaseMargin } from '../request/lock-request.js';
 import type { ExtendResult, LeaseExtension, LockKind } from '../../stores/lock-store.interface.js';
 
 /** What the watchdog asks of its owner: renewal calls, and what became of each lease. */
@@ -37,7 +38,7 @@ export interface WatchedLease {
 
 /** A watched lease's renewal schedule, and its place in the watchdog's heap. */
 export interface WatchEntry extends DueEntry {
-  /** The lease watched; a local hand-off puts its new holder here (`transfer`). */
+  /** The lease watched. */
   lease: WatchedLease;
   renewAt: number;
   renewing: boolean;
@@ -74,10 +75,20 @@ export function extensionOf(lease: WatchedLease, sentAt: number): LeaseExtension
   return { keys, token, kind, ttl: renewalTtl(lease, sentAt) };
 }
 
+/**
+ * Why a lease is lost when the store answers a renewal, an extend or a release without it: gone
+ * before its local deadline, which the lease was sent to outlast, it was removed by someone
+ * else ('vanished'); or another owner holds the key ('stolen').
+ */
+export function goneReason(result: 'expired' | 'stolen'): LockLossReason {
+  return result === 'expired' ? 'vanished' : 'stolen';
+}
+
 export function lossReason(lease: WatchedLease, entry: WatchEntry, now: number): LockLossReason {
   // Renewals are clipped to maxHold, so at the hold's end no answer could have kept the lease:
-  // it is max-hold even while the last, clipped renewal is still out.
-  if (lease.autoRenew && now >= lease.holdUntil) return 'max-hold';
+  // it is max-hold even while the last, clipped renewal is still out. Its deadline keeps the
+  // lease's margin, which ends it that much before `holdUntil`.
+  if (lease.autoRenew && now >= lease.holdUntil - leaseMargin(lease.ttl)) return 'max-hold';
   // A renewal still unanswered at the deadline is an unreachable store, not a vanished key.
   if (entry.unreachable || entry.renewing) return 'unreachable';
   return 'expired';

@@ -8,7 +8,7 @@ import {
   validateLockKeys,
 } from './lock-request.js';
 import { DEFAULT_LOCK_OPTIONS } from './lock-options.validation.js';
-import { processIdOf } from '../../stores/lock-inspection.interface.js';
+import { processIdOf, tokenCheckOf } from '../../stores/lock-inspection.interface.js';
 
 function rejection(key: unknown): LockKeyError {
   try {
@@ -136,14 +136,17 @@ describe('newLockToken', () => {
     expect(new Set(tokens).size).toBe(tokens.length);
   });
 
-  it("begins every token with the process's id, then at least 128 random bits", () => {
+  it("begins every token with the process's id, then 84 random bits, and ends with its check", () => {
     const tokens = Array.from({ length: 600 }, () => newLockToken());
     expect(PROCESS_ID).toMatch(/^[A-Za-z0-9_-]{8}$/);
     expect(tokens.filter((token) => processIdOf(token) !== PROCESS_ID)).toEqual([]);
-    // 22 base64url characters: 132 bits. Every character of the random part varies.
-    const randomParts = tokens.map((token) => token.slice(PROCESS_ID.length));
-    expect(randomParts.every((part) => part.length * 6 >= 128)).toBe(true);
-    for (let i = 0; i < 22; i++) {
+    const check = tokenCheckOf(PROCESS_ID);
+    expect(check).toMatch(/^[0-9a-f]{8}$/);
+    expect(tokens.filter((token) => !token.endsWith(check))).toEqual([]);
+    // 14 base64url characters: 84 bits. Every character of the random part varies.
+    const randomParts = tokens.map((token) => token.slice(PROCESS_ID.length, -check.length));
+    expect(randomParts.every((part) => part.length === 14)).toBe(true);
+    for (let i = 0; i < 14; i++) {
       expect(new Set(randomParts.map((part) => part[i])).size).toBeGreaterThan(32);
     }
   });

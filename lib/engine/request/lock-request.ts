@@ -1,7 +1,12 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { LockKeyError, LockOptionsError } from '../../errors/lock.errors.js';
 import type { LockKind, LockStore } from '../../stores/lock-store.interface.js';
-import { PROCESS_ID_CHARS, TOKEN_CHARS } from '../../stores/lock-inspection.interface.js';
+import {
+  PROCESS_ID_CHARS,
+  TOKEN_CHARS,
+  TOKEN_CHECK_CHARS,
+  tokenCheckOf,
+} from '../../stores/lock-inspection.interface.js';
 import type { LockOptions, ResolvedLockOptions } from './lock-options.interface.js';
 import { describe, lockOptionsProblem } from './lock-options.validation.js';
 
@@ -53,7 +58,7 @@ export function prepareLockRequest(
 }
 
 /** The lease asked of the store: never longer than `maxHold`. */
-export function leaseTtlOf({ options }: LockRequest): number {
+export function leaseTtlOf({ options }: Pick<LockRequest, 'options'>): number {
   return Math.min(options.ttl, options.maxHold ?? options.ttl);
 }
 
@@ -75,13 +80,29 @@ export function resolveLockOptions(
   };
 }
 
+/** The longest margin a local deadline keeps before its lease can end in the store (ms). */
+export const LEASE_MARGIN_MS = 25;
+
 /**
- * The one definition of a lease's validity: a lease of `ttl` ms sent at `sentAt` is surely over
- * in `store` by then (less its clock drift). `ttl` is what was sent, which may be shorter than
- * the option (`maxHold`, `extend(shorter)`).
+ * The margin of a lease of `ttl` ms: `LEASE_MARGIN_MS`, or a tenth of the ttl for leases under
+ * 250 ms. The watchdog aborts a held lock's `signal` at its local deadline, and a timer fires at
+ * or after its time, never before: without a margin, the key could be free in Redis, and taken,
+ * before the holder hears. The margin covers a timer that fires late by up to that much (a busy
+ * event loop, a GC pause) and Redis's own rounding, which sets an expiry from its clock in whole
+ * milliseconds. A loop stalled for longer can still hear late: that is what fencing is for.
+ */
+export function leaseMargin(ttl: number): number {
+  return Math.min(LEASE_MARGIN_MS, ttl / 10);
+}
+
+/**
+ * The one definition of a lease's validity, its local deadline: a lease of `ttl` ms sent at
+ * `sentAt` cannot be over in `store` before then. It keeps the lease's margin (`leaseMargin`),
+ * and the store's clock drift (Redlock). `ttl` is what was sent, which may be shorter than the
+ * option (`maxHold`, `extend(shorter)`).
  */
 export function leaseEnd(store: LockStore, sentAt: number, ttl: number): number {
-  return sentAt + ttl - (store.drift?.(ttl) ?? 0);
+  return sentAt + ttl - leaseMargin(ttl) - (store.drift?.(ttl) ?? 0);
 }
 
 /**
@@ -214,16 +235,19 @@ function validateLockKey(key: unknown): void {
  */
 export const PROCESS_ID = randomBytes((PROCESS_ID_CHARS * 3) / 4).toString('base64url');
 
-/** The random part of a token: 22 base64url characters, 132 bits. */
-const RANDOM_CHARS = TOKEN_CHARS - PROCESS_ID_CHARS;
+/** The random part of a token: 14 base64url characters, 84 bits (the process id adds 48). */
+const RANDOM_CHARS = TOKEN_CHARS - PROCESS_ID_CHARS - TOKEN_CHECK_CHARS;
+/** The end of every token of this process, by which a store knows the library's values. */
+const CHECK = tokenCheckOf(PROCESS_ID);
 const POOL_TOKENS = 256;
-/** 22 characters carry 16.5 bytes: the pool draws whole bytes for all its tokens at once. */
+/** 14 characters carry 10.5 bytes: the pool draws whole bytes for all its tokens at once. */
 const pool = Buffer.alloc((RANDOM_CHARS * POOL_TOKENS * 3) / 4);
 let encoded = '';
 let next = POOL_TOKENS;
 
 /**
- * A new owner token: this process's id, then 132 random bits, base64url (30 characters).
+ * A new owner token: this process's id, 84 random bits, then its check (see `tokenCheckOf`),
+ * base64url (30 characters).
  * Random bytes are drawn and encoded in batches, with the process id written into the batch,
  * since a lock is often taken thousands of times a second: each token is then a slice of one
  * string, which costs far less than encoding bytes and joining strings per token.
@@ -239,7 +263,7 @@ function refill(): void {
   const random = pool.toString('base64url');
   const tokens: string[] = [];
   for (let i = 0; i < POOL_TOKENS; i++) {
-    tokens.push(PROCESS_ID, random.slice(i * RANDOM_CHARS, (i + 1) * RANDOM_CHARS));
+    tokens.push(PROCESS_ID, random.slice(i * RANDOM_CHARS, (i + 1) * RANDOM_CHARS), CHECK);
   }
   encoded = tokens.join('');
   next = 0;

@@ -3,7 +3,7 @@ import { afterPendingIo } from '../../stores/after-pending-io.js';
 import type { LockEvent } from '../lock.events.js';
 import type { StoreHealthMonitor } from './store-health-monitor.js';
 import { inLibraryScope } from '../../stores/library-scope.js';
-import { asStoreError } from './store-error.js';
+import { asStoreError } from '../../stores/store-refusals.js';
 
 /**
  * A call being timed by `CallDeadlines`. The call object is its own entry in the list (no

@@ -42,7 +42,7 @@ export class StoreHealthMonitor {
 
   failed(error: LockError, key: string | undefined, what: StoreOperation): void {
     this.sink.emit({ type: 'error', key, operation: what, error });
-    if (error instanceof LockStoreRefusedError) return this.refused(error);
+    if (error instanceof LockStoreRefusedError) return this.refused(error, what);
     if (this.downSince === undefined && !isErrorReply(error)) this.wentDown(error, false);
   }
 
@@ -55,7 +55,7 @@ export class StoreHealthMonitor {
 
   /** The startup check failed: the store does not answer, or refused the check. */
   failedAtStartup(error: Error): void {
-    if (error instanceof LockStoreRefusedError) return this.refused(error);
+    if (error instanceof LockStoreRefusedError) return this.refused(error, 'ping');
     if (this.downSince === undefined) this.wentDown(error, true);
   }
 
@@ -86,13 +86,13 @@ export class StoreHealthMonitor {
   }
 
   /** Told when a kind is first seen, or comes back after `REFUSAL_MEMORY` ms without it. */
-  private refused(error: LockStoreRefusedError): void {
+  private refused(error: LockStoreRefusedError, operation: StoreOperation): void {
     const kind = `${error.refusal} ${error.refused}`;
     const now = performance.now();
     const last = this.refusals.get(kind);
     this.refusals.set(kind, { error, at: now });
     if (last && now - last.at <= REFUSAL_MEMORY) return;
-    this.tell({ type: 'store-refused', endpoint: this.endpoint, error });
+    this.tell({ type: 'store-refused', endpoint: this.endpoint, error, operation });
   }
 
   private wentDown(error: Error, atStartup: boolean): void {

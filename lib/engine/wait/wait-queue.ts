@@ -58,25 +58,40 @@ export class WaitQueue extends QueueState {
   }
 
   /**
-   * The waiter that may take a lock released here without a store round trip: the head, if it
-   * can take the lease over and the lock may be handed off once more here
-   * (`LocalHandoffs.mayHandOff`).
+   * The waiter that may take over a lock released here (see `LocalHandoffs.mayHandOff`): the
+   * head, if it needs no fence of its own and the lock may be handed off once more here. The
+   * hand-off it gets is confirmed in the store first (`beginHandOff`).
    */
-  nextLocalHolder(grant: Grant): Waiter | undefined {
+  nextLocalHolder(): Waiter | undefined {
     const head = this.waiters[0];
     // A reader waits only for a writer, which must not find the key handed among readers here.
-    if (!head || this.kind.type === 'read') return;
-    if (!this.handoffs.mayHandOff(this.holders) || !head.canTakeOver(grant)) return;
+    if (!head || this.kind.type === 'read' || head.takeOverTtl === undefined) return;
+    if (!this.handoffs.mayHandOff(this.holders)) return;
     return head;
   }
 
-  /** Hands a released holder's lease to `waiter` (from `nextLocalHolder`): holders unchanged. */
-  handOffTo(waiter: Waiter, grant: Grant): void {
-    this.waiters.shift();
-    this.handoffs.count++;
-    // The run loop sleeps while the lock is held here; let it notice an empty queue and end.
-    if (this.waiters.length === 0) this.latch.notify();
-    waiter.deliver(grant);
+  /**
+   * A lease released here is being confirmed in the store for `waiter` (from `nextLocalHolder`):
+   * until `handOffAnswered`, that call counts as an attempt in flight, so that the head does not
+   * also try on its own.
+   */
+  beginHandOff(): void {
+    this.beginOutsideAttempt();
+  }
+
+  /**
+   * The store answered a hand-off: `grant` when it still held the lease, now `waiter`'s. Without
+   * one (the key was gone, or someone else's), the head tries in the store at once.
+   */
+  handOffAnswered(waiter: Waiter, grant: Grant | undefined): void {
+    if (grant && this.waiters[0] !== waiter) this.driver.discard(this, grant);
+    else if (grant) {
+      this.waiters.shift();
+      this.holders++;
+      this.handoffs.count++;
+      waiter.deliver(grant);
+    }
+    this.endOutsideAttempt(false);
   }
 
   /**
@@ -86,7 +101,8 @@ export class WaitQueue extends QueueState {
    */
   successorWaiter(): Waiter | undefined {
     const head = this.waiters[0];
-    if (head?.successorTtl === undefined) return undefined;
+    // A successor lease is set in a mutex key only.
+    if (head?.takeOverTtl === undefined || this.kind.type !== 'mutex') return undefined;
     this.beginOutsideAttempt();
     return head;
   }

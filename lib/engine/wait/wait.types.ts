@@ -1,5 +1,4 @@
 import type { ReleaseListener } from '../../stores/lock-store.interface.js';
-import type { WatchedLease } from '../hold/watched-lease.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { BusyKeys } from '../lock-engine.js';
 
@@ -9,10 +8,8 @@ export interface Grant {
   readonly fences?: readonly number[];
   /** When the winning attempt was sent (`performance.now()`). */
   readonly startedAt: number;
-  /** Local deadline of the lease: surely over in the store by then. */
+  /** Local deadline of the lease: it cannot be over in the store before then. */
   readonly expiresAt: number;
-  /** The held lease this grant takes over, when handed off inside this process. */
-  readonly from?: WatchedLease;
 }
 
 /**
@@ -24,10 +21,11 @@ export type AttemptOutcome =
 
 export interface Waiter {
   readonly settled: boolean;
-  /** True if this waiter may take over a lease won by another holder here (see `handOffTo`). */
-  canTakeOver(grant: Grant): boolean;
-  /** The lease in ms a release may set for this waiter directly; none for a fenced lock. */
-  readonly successorTtl?: number;
+  /**
+   * The lease in ms this waiter asks for when it takes over a lock held here (a local hand-off,
+   * or a successor lease a release sets); none for a fenced lock, whose fence must be its own.
+   */
+  readonly takeOverTtl?: number;
   /** One attempt with this waiter's own options, for queue `queueId`; made only while it is the head. */
   attempt(queueId: string): Promise<AttemptOutcome>;
   deliver(grant: Grant): void;

@@ -1,7 +1,7 @@
 import { LockStoreError } from '../../errors/lock.errors.js';
 import type { Lock } from '../lock.interface.js';
 import { leaseTtlOf, type LockRequest } from '../request/lock-request.js';
-import { mayTakeOver, SLOW_STORE_MS } from '../../policy/wait-policy.js';
+import { SLOW_STORE_MS } from '../../policy/wait-policy.js';
 import { MAX_TTL } from '../request/lock-options.validation.js';
 import type { WaitQueue } from './wait-queue.js';
 import type { Waiter } from './wait.types.js';
@@ -45,12 +45,7 @@ export function waitInQueue(
     const onAbort = (): void => giveUp(signal!.reason);
     const waiter: Waiter & { settled: boolean } = {
       settled: false,
-      // A lease another holder here won (see `mayTakeOver`).
-      canTakeOver: (grant) =>
-        mayTakeOver(request.options, leaseTtlOf(request), grant.expiresAt - performance.now()),
-      // A release sets a successor lease for an unfenced mutex only.
-      successorTtl:
-        request.options.fencing || request.kind.type !== 'mutex' ? undefined : leaseTtlOf(request),
+      takeOverTtl: request.options.fencing ? undefined : leaseTtlOf(request),
       attempt: (queueId) =>
         sendAttempt(parts.context, parts.refusals, request, queueId, performance.now()).promise,
       deliver: (grant) => {

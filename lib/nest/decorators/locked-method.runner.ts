@@ -1,7 +1,12 @@
 import { isObservable, Observable, throwError, type Subscriber, type Subscription } from 'rxjs';
 import type { LockEngine } from '../../engine/lock-engine.js';
 import type { Lock } from '../../engine/lock.interface.js';
-import { LockBusyError, LockLostError, LockStoreError } from '../../errors/lock.errors.js';
+import {
+  LockBusyError,
+  LockLostError,
+  LockStoreError,
+  LockStoreRefusedError,
+} from '../../errors/lock.errors.js';
 import type { OnBusy, OnLostCall } from '../interfaces/distributed-lock-options.interface.js';
 import { holdWhile, lossOf, type OnLost } from '../../engine/hold/held-lock.js';
 import type { LockOptions } from '../../engine/request/lock-options.interface.js';
@@ -88,13 +93,20 @@ function lockedStream(
     const cancel = new AbortController();
     let lock: Lock | undefined;
     let inner: Subscription | undefined;
-    const release = (): Promise<unknown> => {
+    /** Resolves with the release's refusal, if the store refused it for good. */
+    const release = (): Promise<LockStoreRefusedError | undefined> => {
       const held = lock;
       lock = undefined;
-      return held ? held.release().catch(() => undefined) : Promise.resolve();
+      if (!held) return Promise.resolve(undefined);
+      return held.release().then(
+        () => undefined,
+        (error: unknown) => (error instanceof LockStoreRefusedError ? error : undefined),
+      );
     };
-    // The lock is gone by the time the subscriber hears the end, as with a Promise result.
-    const end = (notify: () => void): void => void release().then(notify);
+    // The lock is gone by the time the subscriber hears the end, as with a Promise result; a
+    // release refused for good ends the stream with that refusal instead.
+    const end = (notify: () => void): void =>
+      void release().then((refused) => (refused ? subscriber.error(refused) : notify()));
     const run = (held: Lock, fullKeys: readonly string[]): void => {
       if (cancel.signal.aborted) return void held.release().catch(() => undefined);
       lock = held;

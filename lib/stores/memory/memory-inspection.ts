@@ -1,5 +1,6 @@
 import {
   processIdOf,
+  type ForcedReleaseListener,
   type LockHolder,
   type LockInspection,
   type LockInspector,
@@ -7,6 +8,7 @@ import {
   type LockProcess,
   type LockSummary,
   type OwnerRegistration,
+  type StoreForceOptions,
   type StoreInspectOptions,
   type StoreListOptions,
 } from '../lock-inspection.interface.js';
@@ -46,14 +48,19 @@ export interface MemoryLocks {
 export class MemoryInspector implements LockInspector {
   /** Registrations by prefix, then process id. */
   private readonly owners = new Map<string, Map<string, LockOwner>>();
+  /** Who hears of forced releases, by prefix: every engine on this store that registered. */
+  private readonly forced = new Map<string, Set<ForcedReleaseListener>>();
 
   constructor(private readonly locks: MemoryLocks) {}
 
-  register({ id, owner, prefix }: OwnerRegistration): () => Promise<void> {
+  register({ id, owner, prefix, onForcedRelease }: OwnerRegistration): () => Promise<void> {
     const registered = this.owners.get(prefix) ?? new Map<string, LockOwner>();
     this.owners.set(prefix, registered.set(id, owner));
+    const listeners = this.forced.get(prefix) ?? new Set<ForcedReleaseListener>();
+    if (onForcedRelease) this.forced.set(prefix, listeners.add(onForcedRelease));
     return async () => {
       if (registered.get(id) === owner) registered.delete(id);
+      if (onForcedRelease) listeners.delete(onForcedRelease);
     };
   }
 
@@ -94,8 +101,11 @@ export class MemoryInspector implements LockInspector {
     }
   }
 
-  async forceRelease(key: string): Promise<boolean> {
-    return this.locks.remove(key);
+  async forceRelease(key: string, { prefix }: StoreForceOptions): Promise<boolean> {
+    const token = this.locks.mutex(key)?.token;
+    if (!this.locks.remove(key)) return false;
+    for (const listener of this.forced.get(prefix) ?? []) listener(key, token);
+    return true;
   }
 
   private summary(prefix: string, key: string): LockSummary[] {

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { socketClosed } from './ioredis-internals.js';
 import { downReason } from './tls-handshake.js';
+import { isAuthenticationRefusal } from '../store-refusals.js';
 
 /** Statuses ioredis reaches only once a connection closed or an attempt to connect failed. */
 const CLOSED_STATUSES: ReadonlySet<string> = new Set(['close', 'reconnecting', 'end']);
@@ -114,6 +115,16 @@ export class ConnectionState {
   }
 }
 
+/**
+ * The failure of a call made while the connection is down. Credentials Redis refused are that
+ * refusal, not an outage: a copy of Redis's reply, so that it is read as one (see
+ * store-refusals.ts), and never the password, which Redis's reply does not hold.
+ */
 function unreachable(cause: Error): Error {
-  return new Error(`Redis is unreachable (${cause.message})`, { cause });
+  if (!isAuthenticationRefusal(cause)) {
+    return new Error(`Redis is unreachable (${cause.message})`, { cause });
+  }
+  const refused = new Error(cause.message, { cause });
+  refused.name = cause.name;
+  return refused;
 }

@@ -1,5 +1,11 @@
 import type { Cluster, Redis } from 'ioredis';
-import { LockOptionsError, StaleFenceError } from '../../errors/lock.errors.js';
+import {
+  LockOptionsError,
+  LockStoreRefusedError,
+  StaleFenceError,
+  type LockStoreRefusal,
+} from '../../errors/lock.errors.js';
+import { asStoreError } from '../store-refusals.js';
 import { randomUUID } from 'node:crypto';
 import { FENCED_WRITE } from './scripts/fenced-write.scripts.js';
 import { COMPANION_SEPARATOR, companionKey } from './redis-commands.js';
@@ -54,14 +60,37 @@ export async function fencedWrite(
   const keys = [fenceKey, companionKey(fenceKey, 'writes'), ...writes.map(([, key]) => key)];
   const args: (string | number)[] = [fence!, id];
   for (const [command, , ...rest] of writes) args.push(command, rest.length, ...rest);
-  const [outcome, detail] = (await runScript(directSender(redis), FENCED_WRITE, keys, args)) as [
-    number,
-    unknown,
-  ];
+  const [outcome, detail] = (await runScript(directSender(redis), FENCED_WRITE, keys, args).catch(
+    (error: unknown) => {
+      throw refusalOf(error, fenceKey);
+    },
+  )) as [number, unknown];
   if (outcome === 0) throw new StaleFenceError(fenceKey, fence!, Number(detail));
   return outcome === 2
     ? (fromLua(JSON.parse(detail as string)) as unknown[])
     : (detail as unknown[]);
+}
+
+/** Refusals of the server's configuration: what the user's own writes fail with is theirs. */
+const CONFIGURATION: ReadonlySet<LockStoreRefusal> = new Set([
+  'authentication',
+  'permission',
+  'read-only',
+  'no-script',
+  'unknown-command',
+]);
+
+/**
+ * A failed fenced write as its caller hears it: a refusal of the server's configuration (an
+ * ACL user without a grant it needs, say) as `LockStoreRefusedError`, naming the grant; any
+ * other error, such as one of the caller's own writes, as Redis gave it.
+ */
+function refusalOf(error: unknown, fenceKey: string): unknown {
+  const keys = `the fence key "${fenceKey}", its write ids and the keys your writes touch`;
+  const refused = asStoreError(error, fenceKey, 'fencedWrite', '', keys);
+  return refused instanceof LockStoreRefusedError && CONFIGURATION.has(refused.refusal)
+    ? refused
+    : error;
 }
 
 /** A reply kept as JSON by the script, as ioredis would have given it: nil and status replies. */

@@ -10,11 +10,14 @@ import {
   type LockSummary,
   type LockWaiter,
   type OwnerRegistration,
+  type StoreForceOptions,
   type StoreInspectOptions,
   type StoreListOptions,
 } from '../lock-inspection.interface.js';
-import { type CommandSender, runScript } from './redis-commands.js';
-import { fenceKeyOf, turnsKeyOf, writerKeyOf } from './redis-commands.js';
+import { COMPANION_SEPARATOR, type CommandSender, runScript } from './redis-commands.js';
+import { fenceKeyOf, forcedChannelOf, turnsKeyOf, writerKeyOf } from './redis-commands.js';
+import type { ReleaseNotifier } from './release-notifier.js';
+import { WAITERS_MARK } from './scripts/lua-helpers.js';
 import { listLocks } from './lock-listing.js';
 import { ownersOf, registerOwner } from './owner-registry.js';
 import { FORCE_RELEASE, INSPECT } from './scripts/inspection.scripts.js';
@@ -34,10 +37,28 @@ export class RedisLockInspector implements LockInspector {
     private readonly client: Redis | Cluster,
     private readonly send: CommandSender,
     private readonly publish: PublishCommand,
+    private readonly notifier: ReleaseNotifier,
   ) {}
 
+  /** Registers the owner, and hears the prefix's forced releases on the release subscriber. */
   register(registration: OwnerRegistration): () => Promise<void> {
-    return registerOwner(this.client, registration);
+    const unregister = registerOwner(this.client, registration);
+    const { prefix, onForcedRelease } = registration;
+    if (!onForcedRelease) return unregister;
+    const listening = this.notifier.subscribe(forcedChannelOf(prefix), (notice) => {
+      // No notice: the subscriber reconnected, and a holder learns at its next renewal.
+      if (notice !== undefined) onForcedRelease(...readNotice(notice));
+    });
+    listening.catch(() => undefined);
+    // Not awaited at shutdown: a subscription to a Redis that is down would hold it up, and
+    // closing the store closes the subscriber in any case.
+    return async () => {
+      listening.then(
+        (unsubscribe) => unsubscribe(),
+        () => undefined,
+      );
+      await unregister();
+    };
   }
 
   async inspect(key: string, options: StoreInspectOptions): Promise<LockInspection | undefined> {
@@ -56,10 +77,29 @@ export class RedisLockInspector implements LockInspector {
     return listLocks(this.client, this.send, options);
   }
 
-  async forceRelease(key: string): Promise<boolean> {
+  async forceRelease(key: string, { prefix }: StoreForceOptions): Promise<boolean> {
     const script = FORCE_RELEASE[this.publish];
-    return (await runScript(this.send, script, [key, turnsKeyOf(key)], [])) === 1;
+    const holder = (await runScript(this.send, script, [key, turnsKeyOf(key)], [])) as
+      string | null;
+    if (holder === null) return false;
+    // A reservation has no holder; a holder set's holders are all told.
+    if (!holder.startsWith(RESERVATION)) {
+      const marked = holder.endsWith(WAITERS_MARK);
+      const token = holder === '' ? undefined : marked ? holder.slice(0, -1) : holder;
+      await this.send(this.publish, [forcedChannelOf(prefix), noticeOf(key, token)]);
+    }
+    return true;
   }
+}
+
+/** A forced release's notice: the full key, and its holder's token for a mutex. */
+function noticeOf(key: string, token: string | undefined): string {
+  return token === undefined ? key : `${key}${COMPANION_SEPARATOR}${token}`;
+}
+
+function readNotice(notice: string): [string, string | undefined] {
+  const [key, token] = notice.split(COMPANION_SEPARATOR);
+  return [key, token];
 }
 
 /** INSPECT's reply (see its comment), owners still to be looked up; undefined when free. */

@@ -190,7 +190,8 @@ export const memberLetter = { semaphore: 's', read: 'r', write: 'w' } as const;
 export const COMPANION_SEPARATOR = '\x1f';
 
 /** The companions of a lock key; the names only ever follow the separator. */
-export type CompanionName = 'fence' | 'turns' | 'writer' | 'released' | 'writes' | 'owners';
+export type CompanionName =
+  'fence' | 'turns' | 'writer' | 'released' | 'writes' | 'owners' | 'forced';
 
 /**
  * Names an auxiliary key (fence counter, turn list, release channel) so that Redis Cluster
@@ -211,6 +212,11 @@ export const fenceKeyOf = (lockKey: string): string => companionKey(lockKey, 'fe
 export const channelOf = (lockKey: string): string => companionKey(lockKey, 'released');
 export const turnsKeyOf = (lockKey: string): string => companionKey(lockKey, 'turns');
 export const writerKeyOf = (lockKey: string): string => companionKey(lockKey, 'writer');
+/**
+ * The channel every process of a key prefix hears forced releases on (see `FORCE_RELEASE`): a
+ * companion of the prefix, in the slot of the prefix's owner registrations.
+ */
+export const forcedChannelOf = (prefix: string): string => companionKey(prefix, 'forced');
 
 /** The part of the key Redis hashes: the first non-empty `{...}`, or the whole key. */
 export function hashTagOf(key: string): string {

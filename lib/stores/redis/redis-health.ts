@@ -1,6 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { ClusterState, StoreHealth } from '../lock-store.interface.js';
 import { timed } from '../store-health.js';
+import { isAuthenticationRefusal } from '../store-refusals.js';
 
 /** Statuses of a client that has lost its connection: a check would only wait in its queue. */
 const DISCONNECTED: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
@@ -8,11 +9,20 @@ const DISCONNECTED: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end
 /**
  * One server's, Sentinel master's or Cluster's health: PING for the round trip, CLUSTER INFO
  * for a cluster's state, INFO (or CONFIG GET) for the eviction policy. Sent together, each
- * bounded by `timeout` ms. Down when PING gets no answer, or the cluster's state is not `ok`.
+ * bounded by `timeout` ms. Down when PING gets no answer, or the cluster's state is not `ok`;
+ * a connection that is down says why (`failure`), credentials Redis refused included.
  */
-export async function redisHealth(client: Redis | Cluster, timeout: number): Promise<StoreHealth> {
+export async function redisHealth(
+  client: Redis | Cluster,
+  timeout: number,
+  failure?: Error,
+): Promise<StoreHealth> {
   if (DISCONNECTED.has(client.status)) {
-    return { up: false, error: `not connected (${client.status})` };
+    if (failure && isAuthenticationRefusal(failure)) {
+      return { up: false, error: `Redis refused the credentials (${failure.message.trim()})` };
+    }
+    const why = failure ? `: ${failure.message.trim()}` : '';
+    return { up: false, error: `not connected (${client.status})${why}` };
   }
   const [ping, state, evictionPolicy] = await Promise.all([
     timed(client.ping(), timeout),

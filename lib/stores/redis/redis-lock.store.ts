@@ -84,7 +84,7 @@ export class RedisLockStore implements LockStore {
     if (options.replicas) this.replicaWait = new ReplicaWait(client as Redis, options.replicas);
     this.grantsOnlyOnAcquire = this.replicaWait !== undefined;
     this.notifier = notifierFor(client);
-    this.inspector = new RedisLockInspector(client, this.send, this.publish);
+    this.inspector = new RedisLockInspector(client, this.send, this.publish, this.notifier);
   }
 
   checkKeys(keys: readonly string[]): void {
@@ -231,13 +231,15 @@ export class RedisLockStore implements LockStore {
     await this.connection.untilDown(() => this.client.ping());
   }
 
-  readonly health = (timeout: number): Promise<StoreHealth> => redisHealth(this.client, timeout);
+  readonly health = (timeout: number): Promise<StoreHealth> =>
+    redisHealth(this.client, timeout, this.connection.failure);
 
   readonly evictionPolicy = (): Promise<string | undefined> => evictionPolicyOf(this.client);
 
+  /** Closes the subscriber and, if the module made it, the client: together, each bounded. */
   async close(): Promise<void> {
     this.connection.dispose();
-    await this.notifier.close();
-    if (this.options.ownsClient) await closeConnection(this.client);
+    const client = this.options.ownsClient ? closeConnection(this.client) : undefined;
+    await Promise.all([this.notifier.close(), client]);
   }
 }

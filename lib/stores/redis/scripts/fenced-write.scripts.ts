@@ -36,7 +36,8 @@ for i = 3, #KEYS do
   replies[i - 2] = redis.call(ARGV[at], KEYS[i], unpack(ARGV, at + 2, at + 1 + argc))
   at = at + 2 + argc
 end
-if redis.call('HLEN', KEYS[2]) >= ${REMEMBERED_WRITES} then redis.call('UNLINK', KEYS[2]) end
+local remembered = redis.call('HLEN', KEYS[2])
+if remembered >= ${REMEMBERED_WRITES} then redis.call('UNLINK', KEYS[2]) end
 redis.call('HSET', KEYS[2], ARGV[2], cjson.encode(replies))
 redis.call('PEXPIRE', KEYS[2], ${WRITE_MEMORY})
 return {1, replies}

@@ -1,4 +1,4 @@
-import { CHANNEL_OF, JOIN_LINE, NEXT_FENCE } from './lua-helpers.js';
+import { CHANNEL_OF, JOIN_LINE, NEXT_FENCE, SCORE_OF } from './lua-helpers.js';
 import { lua, publishing } from './lua-script.js';
 
 /** The most ended leases one script drops from a holder set; the rest go in later calls. */
@@ -107,7 +107,8 @@ if busy then
 end
 if kind == 's' and count == 0 then redis.call('ZADD', key, '+inf', 'L' .. ARGV[3]) end
 redis.call('ZADD', key, now + ttl, member)
-if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+local key_ttl = redis.call('PTTL', key)
+if key_ttl < ttl then redis.call('PEXPIRE', key, ttl) end
 if ARGV[5] ~= '' then redis.call('LREM', KEYS[2], 0, '*' .. ARGV[5]) end
 if kind == 'w' then redis.call('DEL', KEYS[3]) end
 if ARGV[4] == '1' then
@@ -127,10 +128,11 @@ return {1}
  */
 export const RELEASE_HOLDER = publishing(
   (publish) => `${HOLDER_SET}
+${SCORE_OF}
 local key = KEYS[1]
-local ends = redis.pcall('ZSCORE', key, ARGV[1])
+local ends = score_of(key, ARGV[1])
 local outcome = 0
-if type(ends) == 'table' then
+if ends == '' then
   outcome = -1
 elseif ends then
   redis.call('ZREM', key, ARGV[1])
@@ -152,9 +154,10 @@ return (outcome + 1) + 16 * redis.call('${publish}', channel_of(KEYS[2]), '')
  * Returns 1 extended, 0 ended or gone, -1 if the key is now a mutex's.
  */
 export const EXTEND_MEMBER = `${HOLDER_SET}
+${SCORE_OF}
 local function extend_member(key, member, ttl)
-  local ends = redis.pcall('ZSCORE', key, member)
-  if type(ends) == 'table' then return -1 end
+  local ends = score_of(key, member)
+  if ends == '' then return -1 end
   if not ends then return 0 end
   local now = now_ms()
   if tonumber(ends) <= now then

@@ -31,7 +31,8 @@ local fence = redis.call('GET', KEYS[4]) or ''
 local writer = redis.call('GET', KEYS[3]) or ''
 local line = redis.call('LRANGE', KEYS[2], 0, ${MAX_IN_LINE - 1})
 if key_type == 'string' then
-  return {key_type, fence, writer, line, redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}
+  local value = redis.call('GET', KEYS[1])
+  return {key_type, fence, writer, line, value, redis.call('PTTL', KEYS[1])}
 end
 local now = now_ms()
 local live = redis.call('ZCOUNT', KEYS[1], '(' .. now, '(+inf')
@@ -51,7 +52,8 @@ return {key_type, fence, writer, line, now, live, last, holders}
 export const SUMMARY = lua(`${NOW_MS}
 local key_type = redis.call('TYPE', KEYS[1]).ok
 if key_type == 'string' then
-  return {key_type, redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1])}
+  local pttl = redis.call('PTTL', KEYS[1])
+  return {key_type, pttl, redis.call('GET', KEYS[1])}
 end
 if key_type ~= 'zset' then return {key_type} end
 local now = now_ms()
@@ -66,15 +68,19 @@ return {key_type, redis.call('PTTL', KEYS[1]), live, last, first}
  * Removes a lock whatever its holders, and wakes its waiters as a release does: a mutex goes to
  * the first process in its turn list (see PASS_TURN), a holder set wakes everyone in its list,
  * which it empties. A waiting writer's mark stays: that writer still waits. The fence counter
- * stays, so fences keep growing.
+ * stays, so fences keep growing. The holders' processes are told by the caller, on a channel of
+ * the key prefix's slot (see `forcedChannelOf`), which a Cluster script could not publish to.
  * KEYS[1]: the lock key; KEYS[2]: its turn list. No ARGV.
- * Returns 1 when a lock was removed, 0 when the key held none.
+ * Returns the mutex's value (its holder's token, or a reservation), '' for a holder set, or
+ * nil when the key held no lock.
  */
 export const FORCE_RELEASE = publishing(
   (publish) => `
 local key_type = redis.call('TYPE', KEYS[1]).ok
-if key_type ~= 'string' and key_type ~= 'zset' then return 0 end
+if key_type ~= 'string' and key_type ~= 'zset' then return nil end
 ${PASS_TURN}
+local holder = ''
+if key_type == 'string' then holder = redis.call('GET', KEYS[1]) end
 redis.call('UNLINK', KEYS[1])
 local turn = ''
 if key_type == 'zset' then
@@ -83,6 +89,6 @@ else
   turn = pass_turn(KEYS[1], KEYS[2], '', lookahead_of(1)) or ''
 end
 redis.call('${publish}', channel_of(KEYS[2]), turn)
-return 1
+return holder
 `,
 );

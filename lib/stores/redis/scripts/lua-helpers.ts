@@ -1,5 +1,10 @@
 import { TURN_GRACE, WAITERS_LIFETIME } from '../../../policy/wait-policy.js';
-import { TOKEN_CHARS } from '../../lock-inspection.interface.js';
+import {
+  PROCESS_ID_CHARS,
+  TOKEN_CHARS,
+  TOKEN_CHECK_CHARS,
+  TOKEN_CHECK_SALT,
+} from '../../lock-inspection.interface.js';
 
 /**
  * The most entries a turn list holds. Every scan of a list (`LPOS`, `LREM`) is then bounded,
@@ -21,7 +26,8 @@ export const MAX_IN_LINE = 128;
  */
 export const JOIN_LINE = `
 local function join_line(turns_key, entry)
-  if redis.call('LLEN', turns_key) < ${MAX_IN_LINE} and not redis.call('LPOS', turns_key, entry) then
+  local room = redis.call('LLEN', turns_key) < ${MAX_IN_LINE}
+  if room and not redis.call('LPOS', turns_key, entry) then
     redis.call('RPUSH', turns_key, entry)
   end
   redis.call('PEXPIRE', turns_key, ${WAITERS_LIFETIME})
@@ -136,31 +142,64 @@ end
  * waits, and reads no other key (RELEASE_UNWATCHED). Tokens, queue ids and reservations are
  * base64url after a 'turn:' at most, so none ends with it. Whatever overwrites a marked value
  * while the line is not empty marks the new one; a mark that outlives its line costs the release
- * one more round trip, nothing else. Only the library's own values are marked: another client's
- * compare-and-delete must still find its token as it wrote it.
+ * one more round trip, nothing else. Only the library's own values are marked, as their token
+ * check tells (`library_value`, see TOKEN_CHECK_CHARS): another client's compare-and-delete
+ * must find its token as it wrote it, whatever its length or alphabet.
  */
 export const WAITERS_MARK = '!';
 
 /**
+ * `value_of` reads a mutex key's value: false when the key is free, '' when it holds another type
+ * (a semaphore's or read-write lock's holder set; see holder-set.scripts.ts). Any other error,
+ * such as a GET the ACL user may not run, is raised again by a line that names GET, so that the
+ * refusal names the grant it needs rather than reading as another owner.
+ * `score_of` is the same for a holder-set member's lease end, false when it is not in the set, and
+ * '' when the key holds a mutex.
+ */
+export const VALUE_OF = `
+local function value_of(key)
+  local value = redis.pcall('GET', key)
+  if type(value) ~= 'table' then return value end
+  if string.sub(value.err, 1, 9) == 'WRONGTYPE' then return '' end
+  return redis.call('GET', key)
+end
+`;
+export const SCORE_OF = `
+local function score_of(key, member)
+  local score = redis.pcall('ZSCORE', key, member)
+  if type(score) ~= 'table' then return score end
+  if string.sub(score.err, 1, 9) == 'WRONGTYPE' then return '' end
+  return redis.call('ZSCORE', key, member)
+end
+`;
+
+/**
  * `holder_of` reads a mutex key's holder, whatever the key holds, and whether the value carries
- * the waiters' mark: a key of a semaphore or read-write lock (a sorted set; see
- * holder-set.scripts.ts) reads as '', held by someone else.
- * `mark_waiters` marks a held mutex key, as read by `holder_of`, keeping its expiry.
+ * the waiters' mark: a key of a semaphore or read-write lock reads as '', held by someone else
+ * (see VALUE_OF). A value is marked only when what precedes the mark is the library's own.
+ * `library_value` says whether a value is one this library wrote: a token or a reservation
+ * ('turn:' .. queue id) whose last TOKEN_CHECK_CHARS characters are the check of its process id.
+ * `mark_waiters` marks a held mutex key, as read by `holder_of`, keeping its expiry, if the value
+ * is the library's: another client's value is never changed.
  * `held_as` says how a sorted-set key is held: 'L' .. limit for a semaphore (its limit entry
  * ranks last), 'RW' for a read-write lock.
  */
-export const HOLDER_OF = `
+export const HOLDER_OF = `${VALUE_OF}
+local function library_value(value)
+  if string.sub(value, 1, 5) == 'turn:' then value = string.sub(value, 6) end
+  if #value ~= ${TOKEN_CHARS} then return false end
+  local check = redis.sha1hex('${TOKEN_CHECK_SALT}' .. string.sub(value, 1, ${PROCESS_ID_CHARS}))
+  return string.sub(value, -${TOKEN_CHECK_CHARS}) == string.sub(check, 1, ${TOKEN_CHECK_CHARS})
+end
 local function holder_of(key)
-  local holder = redis.pcall('GET', key)
-  if type(holder) == 'table' then return '' end
-  if holder and string.byte(holder, -1) == ${WAITERS_MARK.charCodeAt(0)} then
-    return string.sub(holder, 1, -2), true
-  end
+  local holder = value_of(key)
+  if not holder or string.byte(holder, -1) ~= ${WAITERS_MARK.charCodeAt(0)} then return holder, false end
+  local unmarked = string.sub(holder, 1, -2)
+  if library_value(unmarked) then return unmarked, true end
   return holder, false
 end
 local function mark_waiters(key, holder, marked)
-  local token = string.sub(holder, 1, 5) == 'turn:' and string.sub(holder, 6) or holder
-  if marked or #token ~= ${TOKEN_CHARS} or string.find(token, '[^%w_%-]') then return end
+  if marked or not library_value(holder) then return end
   redis.call('SET', key, holder .. '${WAITERS_MARK}', 'XX', 'KEEPTTL')
 end
 local function held_as(key)

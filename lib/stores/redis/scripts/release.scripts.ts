@@ -1,5 +1,5 @@
 import { EXTEND_MEMBER } from './holder-set.scripts.js';
-import { HOLDER_OF, JOIN_LINE, PASS_TURN, WAITERS_MARK, WORSE } from './lua-helpers.js';
+import { HOLDER_OF, JOIN_LINE, PASS_TURN, VALUE_OF, WAITERS_MARK, WORSE } from './lua-helpers.js';
 import { lua, publishing } from './lua-script.js';
 
 /**
@@ -75,6 +75,10 @@ if holder == ARGV[1] then
   return 2
 end
 if holder == ARGV[1] .. '${WAITERS_MARK}' then return 3 end
+-- A holder set reads as another owner's; any other error is raised as the refusal it is.
+if type(holder) == 'table' and string.sub(holder.err, 1, 9) ~= 'WRONGTYPE' then
+  holder = redis.call('GET', KEYS[1])
+end
 if holder then return 0 end
 return 1
 `);
@@ -110,7 +114,8 @@ export const LEAVE = publishing(
   (publish) => `
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 redis.call('LREM', KEYS[2], 0, '*' .. ARGV[1])
-if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+local writer = redis.call('GET', KEYS[3])
+if writer == ARGV[1] then redis.call('DEL', KEYS[3]) end
 ${HOLDER_OF}
 local holder, marked = holder_of(KEYS[1])
 if holder ~= 'turn:' .. ARGV[1] then
@@ -139,6 +144,7 @@ return 1
  * Returns one code per key: 1 extended, 0 expired (key or member gone), -1 held by another owner.
  */
 export const EXTEND = lua(`${EXTEND_MEMBER}
+${VALUE_OF}
 local n = #KEYS
 local per_key = n > 1 and (#ARGV == 2 * n or #ARGV == 3 * n)
 local flags = per_key and 2 * n or n + 1
@@ -147,7 +153,7 @@ local result = {}
 for i = 1, n do
   local ttl = per_key and ARGV[n + i] or ARGV[n + 1]
   local holder = sets and ARGV[flags + i] == '1' and extend_member(KEYS[i], ARGV[i], ttl)
-    or redis.pcall('GET', KEYS[i])
+    or value_of(KEYS[i])
   if type(holder) == 'number' then
     result[i] = holder
   elseif holder == ARGV[i] or holder == ARGV[i] .. '${WAITERS_MARK}' then
