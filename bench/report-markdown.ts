@@ -3,7 +3,7 @@ import { format, resolveConfig } from 'prettier';
 import { renderMarkdown, tableRows } from './report-table.js';
 import type { ScenarioResult } from './results.js';
 import type { RunMeta } from './run-meta.js';
-import type { TargetCheck } from './targets.js';
+import type { TargetCheck } from './results.js';
 
 const ANALYSIS_MARKER = '<!-- analysis: kept when the bench rewrites this file -->';
 

@@ -2,6 +2,17 @@ import { combineReps, rotation, type Figures } from './aggregate.js';
 import { median } from './stats.js';
 
 /** One contender in one cell: figures combined over repetitions, and each repetition's own. */
+/** One target of issue 6 (or a measured anchor), checked against the combined figures. */
+export interface TargetCheck {
+  readonly scenario: number;
+  readonly target: string;
+  readonly measured: string;
+  /** undefined: the scenario did not run. */
+  readonly pass: boolean | undefined;
+  /** Anchors describe the peers on this machine; they are context, not the library's targets. */
+  readonly anchor?: boolean;
+}
+
 export interface ContenderResult {
   readonly contender: string;
   readonly settings: string;

@@ -1,6 +1,5 @@
 import type { Figures } from './aggregate.js';
-import type { ScenarioResult } from './results.js';
-import type { TargetCheck } from './targets.js';
+import type { ScenarioResult, TargetCheck } from './results.js';
 
 const f = (value: number | undefined, digits = 2): string =>
   value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits);

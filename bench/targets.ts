@@ -1,17 +1,6 @@
 import type { Figures } from './aggregate.js';
-import type { ScenarioResult } from './results.js';
+import type { ScenarioResult, TargetCheck } from './results.js';
 import { scaleTargets } from './scale-targets.js';
-
-/** One target of issue 6 (or a measured anchor), checked against the combined figures. */
-export interface TargetCheck {
-  readonly scenario: number;
-  readonly target: string;
-  readonly measured: string;
-  /** undefined: the scenario did not run. */
-  readonly pass: boolean | undefined;
-  /** Anchors describe the peers on this machine; they are context, not the library's targets. */
-  readonly anchor?: boolean;
-}
 
 const LIB = 'library';
 const LOCKS = ['library', 'redlock', 'redis-semaphore', 'raw'];
