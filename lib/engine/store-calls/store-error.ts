@@ -18,6 +18,6 @@ export function asStoreError(
   const refusal = storeRefusalOf(error, prefix);
   if (!refusal) return new LockStoreError(key, `${what} failed in the store: ${reason}`, error);
   const { kind, refused, advice } = refusal;
-  const detail = `the store refused ${what}: ${advice} See docs/acl.md. Redis said: ${reason}`;
+  const detail = `the store refused ${what}: ${advice} See node_modules/nestjs-distributed-lock/docs/acl.md. Redis said: ${reason}`;
   return new LockStoreRefusedError(key, detail, kind, refused, error);
 }
