@@ -25,13 +25,22 @@ describe('AppController (e2e)', () => {
 
   it('/ (GET)', async () => {
     const app = await start();
-    return request(app.getHttpServer()).get('/').expect(200).expect('Hello World!');
+    return request(app.getHttpServer())
+      .get('/')
+      .expect(200)
+      .expect('Hello World!');
   });
 
   it('/health (GET) reports the lock store up', async () => {
     const app = await start();
-    const answer = await request(app.getHttpServer()).get('/health').expect(200);
-    expect(answer.body.info.locks).toMatchObject({ status: 'up', evictionPolicy: 'noeviction' });
+    const answer = await request(app.getHttpServer())
+      .get('/health')
+      .expect(200);
+    const body = answer.body as { info: { locks: unknown } };
+    expect(body.info.locks).toMatchObject({
+      status: 'up',
+      evictionPolicy: 'noeviction',
+    });
   });
 
   it('answers 409 to a second order on a busy id, then takes it again', async () => {
@@ -47,11 +56,18 @@ describe('AppController (e2e)', () => {
   });
 
   it('locks a service method across two instances', async () => {
-    const [one, two] = [(await start()).getHttpServer(), (await start()).getHttpServer()];
+    const [one, two] = [
+      (await start()).getHttpServer(),
+      (await start()).getHttpServer(),
+    ];
     const answers = await Promise.all(
-      [one, two, one, two].map((server) => request(server).post('/stock/sku-9')),
+      [one, two, one, two].map((server) =>
+        request(server).post('/stock/sku-9'),
+      ),
     );
-    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201]);
+    expect(answers.map((answer) => answer.status)).toEqual([
+      201, 201, 201, 201,
+    ]);
   });
 
   it('runs the cron job once per tick across every instance', async () => {
