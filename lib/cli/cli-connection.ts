@@ -40,8 +40,10 @@ export async function open(client: Redis | Cluster): Promise<void> {
   try {
     await client.connect();
   } catch (error) {
-    // ioredis' messages name host and port, never the URL's password.
-    throw new UnreachableError(`Cannot reach Redis: ${(cause ?? (error as Error)).message}`);
+    // ioredis' messages name host and port, never the URL's password. The cause is kept, for
+    // what tells a reply at connect (e.g. to AUTH) from a socket that failed.
+    const reason = cause ?? (error as Error);
+    throw new UnreachableError(`Cannot reach Redis: ${reason.message}`, { cause: reason });
   }
 }
 
