@@ -10,6 +10,30 @@ export interface StoreRefusal {
   readonly advice: string;
 }
 
+/**
+ * The commands a mutex needs when nobody waits for it: SET NX PX takes it, and its scripts
+ * (EVALSHA, or EVAL to load one) read its holder and lease (GET, PTTL), renew it (PEXPIRE) and
+ * delete it (DEL); PING is the health check. Waiting across processes (lists, channels), fences
+ * (TIME), holder sets (TYPE, Z…), `replicas` (WAIT) and inspection need more.
+ */
+const CORE_COMMANDS = new Set(['set', 'get', 'pttl', 'pexpire', 'del', 'evalsha', 'eval', 'ping']);
+
+/**
+ * Whether a refusal stops a plain mutex's acquire and release, for every key: a core command or
+ * the lock keys refused (or a command the reply does not name), a read-only replica, a server
+ * that keeps no scripts, a lock script that failed. Otherwise it stops one feature (fencing,
+ * semaphores and read-write locks, notifications across processes, `replicas`), or one key
+ * holding a value the library did not write (WRONGTYPE), and the mutex still works.
+ */
+export function refusesCorePath({
+  kind,
+  refused,
+}: Pick<StoreRefusal, 'kind' | 'refused'>): boolean {
+  if (kind === 'wrong-type') return false;
+  if (kind !== 'permission' && kind !== 'unknown-command') return true;
+  return refused === 'key' || refused === 'command' || CORE_COMMANDS.has(refused);
+}
+
 /*
  * The replies of Redis 7.0 and of later versions, which reworded the ACL failures in scripts.
  * Only these prefixes are refusals: OOM, BUSY, LOADING, MASTERDOWN, TRYAGAIN and CLUSTERDOWN

@@ -39,6 +39,7 @@ const USERS: Record<string, readonly string[]> = {
   mutexonly: mutex,
   notime: without(everyFeature, '+time'),
   notagchannel: without(everyFeature, '&lock:*'),
+  noset: without(everyFeature, '+set'),
   inspector: [...mutex, ...inspection],
   // What the pages once said forceRelease needs: +unlink (and +publish, already in the mutex rule).
   unlinkonly: [...mutex, '+unlink'],
@@ -204,7 +205,7 @@ describe('least privilege: the ACL rules of docs/acl.md', () => {
     };
     afterAll(() => Promise.all(apps.map((app) => app.close())));
 
-    it('without +time, fencing is refused, naming TIME; logged once; health is down', async () => {
+    it('without +time, fencing is refused, naming TIME; logged once; health is degraded', async () => {
       const logger = new CapturingLogger();
       const { locks, health } = await start('notime', logger);
       const errors = [];
@@ -232,13 +233,35 @@ describe('least privilege: the ACL rules of docs/acl.md', () => {
         level: 'error',
         text: expect.stringContaining('grant +time'),
       });
-      // A plain mutex needs no TIME: it still works, and the store is not reported unreachable.
+      // A plain mutex needs no TIME: it still works, and health does not take the app out of
+      // rotation for a permission only fencing needs (terminus 12 says `degraded`).
       await (await locks.acquire('m')).release();
       const report = await health.isHealthy('locks');
-      expect(report.locks).toMatchObject({
+      expect(report.locks).toEqual({
+        status: 'degraded',
+        rtt: expect.any(Number),
+        evictionPolicy: 'noeviction',
+        warning: expect.stringContaining('grant +time'),
+        refused: ['permission: time'],
+      });
+      // Strict: any refusal, a feature's included, is down.
+      const strict = await health.isHealthy('locks', { strict: true });
+      expect(strict.locks).toMatchObject({
         status: 'down',
         message: expect.stringContaining('grant +time'),
         refused: ['permission: time'],
+      });
+    });
+
+    it('without +set, a mutex is refused, and health is down: the core path fails', async () => {
+      const { locks, health } = await start('noset');
+      const error = await errorOf(() => locks.acquire('core:m'));
+      expect(error).toMatchObject({ refusal: 'permission', refused: 'set' });
+      const report = await health.isHealthy('locks');
+      expect(report.locks).toMatchObject({
+        status: 'down',
+        message: expect.stringContaining('grant +set'),
+        refused: ['permission: set'],
       });
     });
 
@@ -286,6 +309,10 @@ describe('least privilege: the ACL rules of docs/acl.md', () => {
       expect(error).toBeInstanceOf(LockStoreRefusedError);
       expect(error).toMatchObject({ refusal: 'permission', refused: 'channel' });
       expect((error as Error).message).toContain('&lock:*');
+      // Notifications across processes are a feature: the mutex path works, health says so.
+      await (await waiter.locks.acquire('plain')).release();
+      const report = await waiter.health.isHealthy('locks');
+      expect(report.locks).toMatchObject({ status: 'degraded', refused: ['permission: channel'] });
     });
   });
 });
