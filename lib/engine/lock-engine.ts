@@ -11,7 +11,7 @@ import { describeKind, prepareLockRequest, type LockRequest } from './request/lo
 import { NestedLock, reentry } from './hold/nested-lock.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { Observable } from 'rxjs';
-import { LockInspections } from './lock-inspections.js';
+import { LockInspections, waitersIn } from './lock-inspections.js';
 
 export type { LockEngineConfig } from './engine-context.js';
 
@@ -35,8 +35,9 @@ export class LockEngine {
 
   constructor(private readonly config: LockEngineSettings) {
     this.context = new EngineContext(config);
-    this.inspections = new LockInspections(config.store, config.keyPrefix, config.storeTimeout);
     const busyKeys = new BusyKeys<KeyEntry>();
+    const { store, keyPrefix, storeTimeout } = config;
+    this.inspections = new LockInspections(store, keyPrefix, storeTimeout, waitersIn(busyKeys));
     this.leases = new LockLeases(this.context, busyKeys);
     this.acquirer = new LockAcquirer(this.context, this.leases.parts, busyKeys);
     this.events$ = this.context.bus.asObservable();

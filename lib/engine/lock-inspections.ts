@@ -3,7 +3,9 @@ import { LockOptionsError, LockStoreError } from '../errors/lock.errors.js';
 import type {
   LockInspection,
   LockInspector,
+  LockOwner,
   LockSummary,
+  LockWaiter,
 } from '../stores/lock-inspection.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { inLibraryScope } from '../stores/library-scope.js';
@@ -31,6 +33,23 @@ export interface ListOptions {
   readonly count?: number;
 }
 
+/** Requests this process waits with for a full key: one count per local queue that has some. */
+export type LocalWaiters = (fullKey: string) => readonly number[];
+
+/**
+ * `inspect`'s query of the engine's busy keys table: its queues (the entries with `keys` and a
+ * `waiterCount`) waiting for the key. The store's turn list may not hold them, as the holder's
+ * own process lines its waiters up here and hands them the lock without the store. Read by
+ * shape, so that this file imports nothing of the queues.
+ */
+export function waitersIn(busyKeys: { values(): readonly object[] }): LocalWaiters {
+  return (fullKey) =>
+    busyKeys.values().flatMap((entry) => {
+      const queue = entry as { keys?: readonly string[]; waiterCount?: number };
+      return queue.waiterCount && queue.keys?.includes(fullKey) ? [queue.waiterCount] : [];
+    });
+}
+
 export const DEFAULT_LISTED_HOLDERS = 100;
 export const DEFAULT_LIST_PAGE = 1_000;
 
@@ -41,10 +60,15 @@ export const DEFAULT_LIST_PAGE = 1_000;
  * `LockStoreError`.
  */
 export class LockInspections {
+  /** This process as it registered (see `register`): the owner of its local waiters. */
+  private self?: LockOwner;
+
   constructor(
     private readonly store: LockStore,
     private readonly prefix: string,
     private readonly timeout: number,
+    /** This process's own waiters, from the engine; none for the admin CLI's own process. */
+    private readonly localWaiters: LocalWaiters = () => [],
   ) {}
 
   /**
@@ -60,6 +84,7 @@ export class LockInspections {
       ...(instanceId !== undefined && { instanceId }),
       startedAt: Math.round(performance.timeOrigin),
     };
+    this.self = owner;
     return inspector.register({ id: PROCESS_ID, owner, prefix: this.prefix });
   }
 
@@ -70,7 +95,9 @@ export class LockInspections {
     const inspector = this.inspector('inspect');
     const read = inspector.inspect(this.prefix + name, { prefix: this.prefix, holders });
     const found = await this.bounded(read, name, 'inspect');
-    return found && { ...found, key: name };
+    if (!found) return undefined;
+    const waiters = withLocal(found.waiters, this.localWaiters(this.prefix + name), this.self);
+    return { ...found, key: name, waiters };
   }
 
   async *list(pattern = '*', options: ListOptions = {}): AsyncGenerator<LockSummary> {
@@ -121,6 +148,26 @@ export class LockInspections {
       call.finally(() => clearTimeout(timer)).catch(() => undefined);
     });
   }
+}
+
+/**
+ * The store's waiters, and this process's own requests waiting for the key, marked `local`: on
+ * the store's entry for this process, if it has one, or on an entry of its own.
+ */
+function withLocal(
+  listed: readonly LockWaiter[],
+  queues: readonly number[],
+  owner: LockOwner | undefined,
+): readonly LockWaiter[] {
+  if (queues.length === 0) return listed;
+  const requests = queues.reduce((sum, count) => sum + count, 0);
+  const own = listed.find((waiter) => waiter.process === PROCESS_ID);
+  const local = {
+    ...(own ?? { process: PROCESS_ID, owner, queues: queues.length }),
+    local: true,
+    requests,
+  } as const;
+  return own ? listed.map((waiter) => (waiter === own ? local : waiter)) : [...listed, local];
 }
 
 /** One key name, checked as an acquire checks it; a multi-key lock is inspected key by key. */
