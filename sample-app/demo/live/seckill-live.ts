@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
 import { InstanceFeed } from './instance-feed.js';
 import { LiveControls } from './live-controls.js';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   const options = readOptions();
   const log = (line: string): void => console.log(line);
   // What is running so far, for a Ctrl-C that comes while the rest starts.
-  const running: { stack?: LiveStack; hub?: LiveHub; feed?: InstanceFeed } = {};
+  const running: { stack?: LiveStack; hub?: LiveHub; feed?: InstanceFeed; data?: Redis } = {};
   let stopping: Promise<void> | undefined;
   // Stops what was started, in order, once: a second Ctrl-C waits for the same stop.
   const stop = (signal: string): Promise<void> =>
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
       log(`${signal}: stopping the page, the instances and Redis…`);
       await running.hub?.close();
       running.feed?.close();
+      running.data?.disconnect();
       await running.stack?.stop();
       log('stopped; nothing left running.');
       process.exit(0);
@@ -85,7 +87,9 @@ async function main(): Promise<void> {
     users: options.users,
     concurrency: options.concurrency,
   });
-  const hub = (running.hub = new LiveHub(stack.instances[0].url, feed, controls));
+  // The product data, for the product each page follows (it reconnects after a Redis restart).
+  const data = (running.data = new Redis(stack.redisUrl, { maxRetriesPerRequest: 1 }));
+  const hub = (running.hub = new LiveHub(stack.instances[0].url, feed, controls, data));
   log('[3/3] opening the page…');
   const url = await hub.listen(options.port);
   log(`Live page: ${url}  (Ctrl-C stops everything)`);
