@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
+import { whenParentDies } from '../../../tools/parent-death.js';
 import { InstanceFeed } from './instance-feed.js';
 import { LiveControls } from './live-controls.js';
 import { LiveHub } from './live-hub.js';
@@ -10,7 +11,8 @@ const usage = `npm run seckill:live -- [--port 0] [--stock 100] [--users 2000] [
 
 Starts a throwaway Redis and 3 instances of the sample app, and prints the URL of a page that
 shows a flash sale live: start sales with the lock, without it, or as one Lua script, pause an
-instance, restart Redis. Ctrl-C stops everything it started. --port 0 takes a free port.`;
+instance, restart Redis. Ctrl-C, or SIGTERM to npm or to this process, stops everything it started;
+the servers die with it even of kill -9 (on Linux). --port 0 takes a free port.`;
 
 const numeric = ['port', 'stock', 'users', 'concurrency', 'think-ms', 'lease-ms'] as const;
 
@@ -63,6 +65,8 @@ async function main(): Promise<void> {
     })());
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // npm, or the shell it runs this in, is gone (a SIGTERM to npm ends that shell, not this).
+  whenParentDies(() => void stop('parent gone'));
 
   log('[1/3] starting Redis and 3 sample app instances…');
   const stack = (running.stack = await startLiveStack({
