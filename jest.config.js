@@ -56,7 +56,9 @@ export default {
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
     },
     {
-      // The live page in Debian's Chromium: `npm run test:browser` (CI installs Chromium).
+      // The seckill demos as a user runs them, apart from the timed suites: the live page in
+      // Debian's Chromium (CI installs it), and the commands' process trees under signals.
+      // `npm run test:browser`.
       ...common,
       displayName: 'browser',
       testMatch: ['<rootDir>/test/browser/**/*.spec.ts'],

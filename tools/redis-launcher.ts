@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dyingWithParent } from './parent-death.js';
 
 /** A free TCP port on loopback, as the OS hands it out. */
 export function freePort(): Promise<number> {
@@ -30,17 +31,28 @@ export function freePort(): Promise<number> {
 export async function spawnRedisServer(
   port: number,
   extraArgs: readonly string[] = [],
+  { diesWithParent = false }: LaunchOptions = {},
 ): Promise<ChildProcess> {
   const dir = mkdtempSync(join(tmpdir(), `redis-${port}-`));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir];
   // No persistence; a replica's full sync starts at once instead of after 5 s.
   const quick = ['--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0'];
-  const child = spawn('redis-server', [...args, ...quick, ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const all = [...args, ...quick, ...extraArgs];
+  const [command, argv] = diesWithParent
+    ? dyingWithParent('redis-server', all)
+    : ['redis-server', all];
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   await waitForReady(child, port);
   return child;
+}
+
+export interface LaunchOptions {
+  /**
+   * The server is killed with the process that started it, however that process dies (Linux;
+   * see parent-death.ts): for the demos, whose launcher may be killed with kill -9.
+   */
+  readonly diesWithParent?: boolean;
 }
 
 /** A redis-server started on a free loopback port. */
@@ -51,9 +63,12 @@ export interface LaunchedRedis {
 }
 
 /** Starts a throwaway redis-server (no persistence) and resolves once it accepts connections. */
-export async function launchRedis(extraArgs: readonly string[] = []): Promise<LaunchedRedis> {
+export async function launchRedis(
+  extraArgs: readonly string[] = [],
+  options: LaunchOptions = {},
+): Promise<LaunchedRedis> {
   const port = await freePort();
-  const child = await spawnRedisServer(port, extraArgs);
+  const child = await spawnRedisServer(port, extraArgs, options);
   return { port, url: `redis://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }
 

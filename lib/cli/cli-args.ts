@@ -13,10 +13,11 @@ Options:
   --cluster               the URL is a node of a Redis Cluster: list scans every master
   --prefix <prefix>       the module's keyPrefix (default: lock:)
   --json                  print JSON instead of a table
-  --timeout <ms>          longest wait for Redis (default: 5000)
+  --timeout <ms>          longest wait for Redis, connecting included (default: 5000)
   -h, --help              this help
 
-Exit codes: 0 ok, 1 not found (free key, no match), 2 usage, 3 Redis unreachable, 4 Redis error.`;
+Exit codes: 0 ok, 1 not found (free key, no match), 2 usage (no command, too), 3 Redis
+unreachable or no answer within --timeout, 4 Redis error.`;
 
 /** A command line, parsed and checked. */
 export interface CliCommand {
@@ -43,7 +44,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     json: values.json === true,
     timeout: timeoutOf(values.timeout),
   };
-  if (values.help || command === undefined) return { command: 'help', ...common };
+  if (values.help) return { command: 'help', ...common };
+  if (command === undefined) throw new UsageError('Give a command: list, inspect or release.');
   if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}".`);
   if (command === 'list') return { command, target, ...common };
   if (command !== 'inspect' && command !== 'release') {

@@ -8,14 +8,12 @@ import { UsageError } from './exit-codes.js';
 export class UnreachableError extends Error {}
 
 /**
- * A connection for one command: no reconnects and no offline queue, so that an unreachable
- * Redis fails the command within `timeout` rather than being waited for.
+ * A client for one command, not connected yet: no reconnects and no offline queue, so that an
+ * unreachable Redis fails the command rather than being waited for, and nothing sent before the
+ * command but what the URL asks for (AUTH, SELECT): a server that accepts and never answers
+ * would hold each such round trip. `open` connects it; `disconnect()` drops its socket at once.
  */
-export async function connect(
-  url: string,
-  cluster: boolean,
-  timeout: number,
-): Promise<Redis | Cluster> {
+export function createClient(url: string, cluster: boolean, timeout: number): Redis | Cluster {
   const options: RedisOptions = {
     lazyConnect: true,
     connectTimeout: timeout,
@@ -25,23 +23,33 @@ export async function connect(
     retryStrategy: () => null,
     // Its INFO would be one more command an ACL user may lack, and ioredis warns on the console.
     enableReadyCheck: false,
+    // RESP2, as ioredis 5 speaks it: no HELLO round trip (ioredis 6 sends one to choose RESP3).
+    protocol: 2,
+    // No CLIENT SETINFO round trips (ioredis 5.4 and later send two).
+    disableClientInfo: true,
+    // The command is done: ioredis would otherwise wait up to 2 s for the server to close.
+    disconnectTimeout: 0,
   };
-  const client = cluster ? clusterOf(url, options) : redisOf(url, options);
+  return cluster ? clusterOf(url, options, timeout) : redisOf(url, options);
+}
+
+/** Connects `client`; an unreachable Redis is an `UnreachableError` (exit code 3). */
+export async function open(client: Redis | Cluster): Promise<void> {
   // The socket's error (e.g. ECONNREFUSED) says more than the rejection ("Connection is closed").
   let cause: Error | undefined;
   client.on('error', (error: Error) => (cause ??= error));
   try {
     await client.connect();
   } catch (error) {
-    client.disconnect();
     // Credentials refused: Redis answered, with an error (exit 4). Its reply holds no password.
     if (isAuthenticationRefusal(cause)) {
       throw new Error(`Redis refused the credentials: ${cause!.message.trim()}`, { cause });
     }
-    // ioredis' messages name host and port, never the URL's password.
-    throw new UnreachableError(`Cannot reach Redis: ${(cause ?? (error as Error)).message}`);
+    // ioredis' messages name host and port, never the URL's password. The cause is kept, for
+    // what tells a reply at connect (e.g. to AUTH) from a socket that failed.
+    const reason = cause ?? (error as Error);
+    throw new UnreachableError(`Cannot reach Redis: ${reason.message}`, { cause: reason });
   }
-  return client;
 }
 
 function redisOf(url: string, options: RedisOptions): Redis {
@@ -57,7 +65,7 @@ function redisOf(url: string, options: RedisOptions): Redis {
   }
 }
 
-function clusterOf(url: string, options: RedisOptions): Cluster {
+function clusterOf(url: string, options: RedisOptions, timeout: number): Cluster {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -77,6 +85,7 @@ function clusterOf(url: string, options: RedisOptions): Cluster {
     lazyConnect: true,
     enableOfflineQueue: false,
     clusterRetryStrategy: () => null,
+    slotsRefreshTimeout: timeout,
     redisOptions,
   });
 }

@@ -62,10 +62,9 @@ export function printInspection(found: LockInspection, print: Print): void {
     ownerText(holder),
     holder.mode ?? (holder.reserved ? 'turn' : '-'),
     durationText(holder.ttl),
-    holder.since === undefined ? '-' : new Date(holder.since).toISOString(),
   ]);
-  for (const line of tableLines([['  OWNER', 'MODE', 'TTL', 'SINCE'], ...indent(rows)], []))
-    print(line);
+  // No SINCE: Redis keeps no time a lease began (a renewal re-arms the same expiry).
+  for (const line of tableLines([['  OWNER', 'MODE', 'TTL'], ...indent(rows)], [])) print(line);
   if (found.writerWaiting) print(`writer waiting: ${ownerText(found.writerWaiting)}`);
   if (found.waiters.length === 0) return print('waiters  none in the waiter list');
   print(`waiters  ${found.waiters.length} process(es)`);

@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { LockOptionsError, LockKeyError, LockStoreError } from '../errors/lock.errors.js';
 import { parseCommandLine, USAGE } from './cli-args.js';
 import { runCommand } from './cli-commands.js';
-import { connect, UnreachableError } from './cli-connection.js';
+import { createClient, open, UnreachableError } from './cli-connection.js';
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js';
 
 /** Where the CLI writes: results to `out`, errors and usage to `err`. */
@@ -12,26 +12,48 @@ export interface CliOutput {
   readonly err: (line: string) => void;
 }
 
-/** Runs one command line; resolves its exit code (see exit-codes.ts). Never rejects. */
+/**
+ * Runs one command line; resolves its exit code (see exit-codes.ts). Never rejects. Connecting
+ * and the command together take at most `--timeout`: past it, the run ends with exit code 3
+ * and prints nothing more.
+ */
 export async function runCli(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   io: CliOutput,
 ): Promise<ExitCode> {
   let client: Redis | Cluster | undefined;
+  let over = false;
   try {
     const command = parseCommandLine(argv, env);
     if (command.command === 'help') {
       io.out(USAGE);
       return EXIT.ok;
     }
-    client = await connect(command.url, command.cluster, command.timeout);
-    return await runCommand(command, client, io.out);
+    const opened = (client = createClient(command.url, command.cluster, command.timeout));
+    const print = (line: string): void => void (over || io.out(line));
+    const work = open(opened).then(() => runCommand(command, opened, print));
+    return await withinTimeout(work, command.timeout);
   } catch (error) {
     return failure(error, io.err);
   } finally {
+    over = true;
     client?.disconnect();
   }
+}
+
+/** `work`'s result, or an `UnreachableError` once `ms` have passed without it. */
+function withinTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new UnreachableError(`Redis gave no answer within ${ms} ms (--timeout).`)),
+      ms,
+    );
+  });
+  // The losing work still settles (its connection is dropped): its failure is not the run's.
+  work.catch(() => undefined);
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** The exit code of a failure, its message on stderr. */

@@ -6,9 +6,9 @@ export const EXIT = {
   ok: 0,
   /** Nothing there: `inspect` or `release` of a free key, `list` that matched no lock. */
   notFound: 1,
-  /** The command line is wrong: unknown command or option, missing key, `release` without `--force`. */
+  /** The command line is wrong: no command, an unknown command or option, a missing key, `release` without `--force`. */
   usage: 2,
-  /** Redis could not be reached (or did not answer in time). */
+  /** Redis could not be reached, or did not answer within `--timeout` (connecting included). */
   unreachable: 3,
   /** Redis answered with an error (e.g. NOPERM: the ACL user may not run the command). */
   failed: 4,

@@ -9,5 +9,7 @@ runCli(process.argv.slice(2), process.env, {
   out: (line) => console.log(line),
   err: (line) => console.error(line),
 }).then((code) => {
-  process.exitCode = code;
+  // Exits now, once what was printed is written: nothing ioredis may still hold (a timer, a
+  // socket being closed) can make the run outlast --timeout.
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
 });

@@ -11,7 +11,7 @@ import { describeKind, prepareLockRequest, type LockRequest } from './request/lo
 import { NestedLock, reentry } from './hold/nested-lock.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { Observable } from 'rxjs';
-import { LockInspections } from './lock-inspections.js';
+import { LockInspections, waitersIn } from './lock-inspections.js';
 
 export type { LockEngineConfig } from './engine-context.js';
 
@@ -38,9 +38,10 @@ export class LockEngine {
     const busyKeys = new BusyKeys<KeyEntry>();
     this.leases = new LockLeases(this.context, busyKeys);
     const { store, keyPrefix, storeTimeout } = config;
-    this.inspections = new LockInspections(store, keyPrefix, storeTimeout, (key, token) =>
-      this.leases.forcedRelease(key, token),
-    );
+    this.inspections = new LockInspections(store, keyPrefix, storeTimeout, {
+      waiters: waitersIn(busyKeys),
+      forced: (key, token) => this.leases.forcedRelease(key, token),
+    });
     this.acquirer = new LockAcquirer(this.context, this.leases.parts, busyKeys);
     this.events$ = this.context.bus.asObservable();
   }

@@ -4,7 +4,9 @@ import type {
   ForcedReleaseListener,
   LockInspection,
   LockInspector,
+  LockOwner,
   LockSummary,
+  LockWaiter,
 } from '../stores/lock-inspection.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { inLibraryScope } from '../stores/library-scope.js';
@@ -32,6 +34,31 @@ export interface ListOptions {
   readonly count?: number;
 }
 
+/** Requests this process waits with for a full key: one count per local queue that has some. */
+export type LocalWaiters = (fullKey: string) => readonly number[];
+
+/** The engine's side of inspection: its own waiters, and how its held locks hear of a forced release. */
+export interface LocalLocks {
+  readonly waiters: LocalWaiters;
+  readonly forced?: ForcedReleaseListener;
+}
+
+const NO_LOCAL_LOCKS: LocalLocks = { waiters: () => [] };
+
+/**
+ * `inspect`'s query of the engine's busy keys table: its queues (the entries with `keys` and a
+ * `waiterCount`) waiting for the key. The store's turn list may not hold them, as the holder's
+ * own process lines its waiters up here and hands them the lock without the store. Read by
+ * shape, so that this file imports nothing of the queues.
+ */
+export function waitersIn(busyKeys: { values(): readonly object[] }): LocalWaiters {
+  return (fullKey) =>
+    busyKeys.values().flatMap((entry) => {
+      const queue = entry as { keys?: readonly string[]; waiterCount?: number };
+      return queue.waiterCount && queue.keys?.includes(fullKey) ? [queue.waiterCount] : [];
+    });
+}
+
 export const DEFAULT_LISTED_HOLDERS = 100;
 export const DEFAULT_LIST_PAGE = 1_000;
 
@@ -42,12 +69,18 @@ export const DEFAULT_LIST_PAGE = 1_000;
  * `LockStoreError`.
  */
 export class LockInspections {
+  /** This process as it registered (see `register`): the owner of its local waiters. */
+  private self?: LockOwner;
+
   constructor(
     private readonly store: LockStore,
     private readonly prefix: string,
     private readonly timeout: number,
-    /** Hears every forced release under the prefix, so that the holders here lose their locks. */
-    private readonly onForcedRelease?: ForcedReleaseListener,
+    /**
+     * What only the engine of this process knows: its own waiters, and its held locks, which
+     * hear of forced releases. None for the admin CLI, which holds and waits for nothing.
+     */
+    private readonly local: LocalLocks = NO_LOCAL_LOCKS,
   ) {}
 
   /**
@@ -64,8 +97,9 @@ export class LockInspections {
       ...(instanceId !== undefined && { instanceId }),
       startedAt: Math.round(performance.timeOrigin),
     };
-    const { prefix, onForcedRelease } = this;
-    return inspector.register({ id: PROCESS_ID, owner, prefix, onForcedRelease });
+    this.self = owner;
+    const { prefix, local } = this;
+    return inspector.register({ id: PROCESS_ID, owner, prefix, onForcedRelease: local.forced });
   }
 
   async inspect(key: string, options: InspectOptions = {}): Promise<LockInspection | undefined> {
@@ -75,7 +109,9 @@ export class LockInspections {
     const inspector = this.inspector('inspect');
     const read = inspector.inspect(this.prefix + name, { prefix: this.prefix, holders });
     const found = await this.bounded(read, name, 'inspect');
-    return found && { ...found, key: name };
+    if (!found) return undefined;
+    const waiters = withLocal(found.waiters, this.local.waiters(this.prefix + name), this.self);
+    return { ...found, key: name, waiters };
   }
 
   async *list(pattern = '*', options: ListOptions = {}): AsyncGenerator<LockSummary> {
@@ -127,6 +163,26 @@ export class LockInspections {
       call.finally(() => clearTimeout(timer)).catch(() => undefined);
     });
   }
+}
+
+/**
+ * The store's waiters, and this process's own requests waiting for the key, marked `local`: on
+ * the store's entry for this process, if it has one, or on an entry of its own.
+ */
+function withLocal(
+  listed: readonly LockWaiter[],
+  queues: readonly number[],
+  owner: LockOwner | undefined,
+): readonly LockWaiter[] {
+  if (queues.length === 0) return listed;
+  const requests = queues.reduce((sum, count) => sum + count, 0);
+  const own = listed.find((waiter) => waiter.process === PROCESS_ID);
+  const local = {
+    ...(own ?? { process: PROCESS_ID, owner, queues: queues.length }),
+    local: true,
+    requests,
+  } as const;
+  return own ? listed.map((waiter) => (waiter === own ? local : waiter)) : [...listed, local];
 }
 
 /** One key name, checked as an acquire checks it; a multi-key lock is inspected key by key. */

@@ -168,8 +168,8 @@ export type LockStoreRefusal =
  * credentials (WRONGPASS, NOAUTH), the ACL user lacks a command, key or channel (NOPERM), a lock key holds another type of value (WRONGTYPE),
  * a lock script failed, the server is a read-only replica (READONLY), or it keeps no scripts
  * (NOSCRIPT). The store is up, but misconfigured: the message names the command (or the script
- * line) and what to grant or fix, see docs/acl.md. The module logs each kind once, at ERROR,
- * and the health indicator reports the store down while it recurs.
+ * line) and what to grant or fix, see docs/acl.md. The module logs each kind once, at ERROR;
+ * the health indicator reports it while it recurs (down if a plain mutex needs the grant).
  */
 export class LockStoreRefusedError extends LockStoreError {
   override readonly code = 'LOCK_STORE_REFUSED';

@@ -98,6 +98,14 @@ export interface LockWaiter extends LockProcess {
    * requests of that process for the key), so it counts processes' queues, not requests.
    */
   readonly queues: number;
+  /**
+   * Set on the entry of the process that called `inspect` (never by the admin CLI, another
+   * process), when it has requests waiting for the key: the engine knows them, while the
+   * store's waiter list may not (a holder's own process lines its waiters up itself).
+   */
+  readonly local?: true;
+  /** With `local`: how many requests of this process wait for the key. */
+  readonly requests?: number;
 }
 
 /** The kind of a held key, as an operator sees it: read and write locks share one key. */

@@ -1,4 +1,4 @@
-import { storeRefusalOf } from './store-refusals.js';
+import { refusesCorePath, storeRefusalOf } from './store-refusals.js';
 import { ACQUIRE } from './redis/scripts/acquire.scripts.js';
 
 /** An ioredis error reply, as the store gets it. */
@@ -64,5 +64,36 @@ describe('storeRefusalOf: error replies that retrying cannot fix', () => {
 
   it('reads only error replies, not connection errors with the same words', () => {
     expect(storeRefusalOf(new Error('NOPERM over a proxy'), 'lock:')).toBeUndefined();
+  });
+});
+
+describe('refusesCorePath: which refusals stop a plain mutex', () => {
+  const core = (message: string): boolean =>
+    refusesCorePath(storeRefusalOf(reply(message), 'lock:')!);
+
+  it('the commands of an uncontended acquire, renewal and release, and the lock keys', () => {
+    for (const command of ['set', 'get', 'pttl', 'pexpire', 'del', 'evalsha', 'eval']) {
+      expect(core(`NOPERM User u has no permissions to run the '${command}' command`)).toBe(true);
+    }
+    expect(
+      core('NOPERM this user has no permissions to access one of the keys used as arguments'),
+    ).toBe(true);
+    expect(core("READONLY You can't write against a read only replica.")).toBe(true);
+    expect(core("ERR unknown command 'evalsha', with args beginning with: ")).toBe(true);
+  });
+
+  it('not a feature: fences, holder sets, notifications, replicas; nor one foreign key', () => {
+    expect(
+      core(
+        `ERR ACL failure in script: this user has no permissions to run the 'time' command ${inAcquire}`,
+      ),
+    ).toBe(false);
+    for (const command of ['zadd', 'type', 'unlink', 'wait', 'rpush', 'subscribe', 'publish']) {
+      expect(core(`NOPERM User u has no permissions to run the '${command}' command`)).toBe(false);
+    }
+    expect(
+      core('NOPERM this user has no permissions to access one of the channels used as arguments'),
+    ).toBe(false);
+    expect(core('WRONGTYPE Operation against a key holding the wrong kind of value')).toBe(false);
   });
 });

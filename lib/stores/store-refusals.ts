@@ -25,7 +25,7 @@ export function asStoreError(
   const refusal = storeRefusalOf(error, prefix, keyGrant);
   if (!refusal) return new LockStoreError(key, `${what} failed in the store: ${reason}`, error);
   const { kind, refused, advice } = refusal;
-  const detail = `the store refused ${what}: ${advice} See docs/acl.md. Redis said: ${reason}`;
+  const detail = `the store refused ${what}: ${advice} See node_modules/nestjs-distributed-lock/docs/acl.md. Redis said: ${reason}`;
   return new LockStoreRefusedError(key, detail, kind, refused, error);
 }
 
@@ -36,6 +36,30 @@ export interface StoreRefusal {
   readonly refused: string;
   /** What to grant or fix, for the error's message and the log. */
   readonly advice: string;
+}
+
+/**
+ * The commands a mutex needs when nobody waits for it: SET NX PX takes it, and its scripts
+ * (EVALSHA, or EVAL to load one) read its holder and lease (GET, PTTL), renew it (PEXPIRE) and
+ * delete it (DEL); PING is the health check. Waiting across processes (lists, channels), fences
+ * (TIME), holder sets (TYPE, Z…), `replicas` (WAIT) and inspection need more.
+ */
+const CORE_COMMANDS = new Set(['set', 'get', 'pttl', 'pexpire', 'del', 'evalsha', 'eval', 'ping']);
+
+/**
+ * Whether a refusal stops a plain mutex's acquire and release, for every key: a core command or
+ * the lock keys refused (or a command the reply does not name), a read-only replica, a server
+ * that keeps no scripts, a lock script that failed. Otherwise it stops one feature (fencing,
+ * semaphores and read-write locks, notifications across processes, `replicas`), or one key
+ * holding a value the library did not write (WRONGTYPE), and the mutex still works.
+ */
+export function refusesCorePath({
+  kind,
+  refused,
+}: Pick<StoreRefusal, 'kind' | 'refused'>): boolean {
+  if (kind === 'wrong-type') return false;
+  if (kind !== 'permission' && kind !== 'unknown-command') return true;
+  return refused === 'key' || refused === 'command' || CORE_COMMANDS.has(refused);
 }
 
 /*

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort, stopChild } from '../../tools/redis-launcher.js';
+import { dyingWithParent } from '../../tools/parent-death.js';
+import { freePort, stopChild, type LaunchOptions } from '../../tools/redis-launcher.js';
 
 /** The compiled app, next to this file's compiled copy (`sample-app/dist/sample-app/`). */
 export const compiledMain = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -17,9 +18,10 @@ export async function startInstances(
   count: number,
   env: Record<string, string>,
   mainScript = compiledMain,
+  options: LaunchOptions = {},
 ): Promise<AppInstance[]> {
   const started = await Promise.allSettled(
-    Array.from({ length: count }, () => startInstance(env, mainScript)),
+    Array.from({ length: count }, () => startInstance(env, mainScript, options)),
   );
   const instances = started.flatMap((result) =>
     result.status === 'fulfilled' ? [result.value] : [],
@@ -33,9 +35,13 @@ export async function startInstances(
 export async function startInstance(
   env: Record<string, string>,
   mainScript = compiledMain,
+  { diesWithParent = false }: LaunchOptions = {},
 ): Promise<AppInstance> {
   const port = await freePort();
-  const child = spawn(process.execPath, [mainScript], {
+  const [command, args] = diesWithParent
+    ? dyingWithParent(process.execPath, [mainScript])
+    : [process.execPath, [mainScript]];
+  const child = spawn(command, args, {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -13,6 +13,9 @@ import {
 
 export type Backend = 'redis' | 'cluster' | 'redlock';
 
+/** The servers the demo starts die with it, even of kill -9 (where Linux allows). */
+const DIES_WITH_DEMO = { diesWithParent: true };
+
 /** The Redis deployment one demo run uses, and the sample app's environment for it. */
 export interface Topology {
   readonly description: string;
@@ -40,7 +43,7 @@ export async function provideTopology(
   ensureRedisInstalled(log);
   if (backend === 'cluster') return startCluster();
   const servers = await Promise.all(
-    Array.from({ length: backend === 'redlock' ? 4 : 1 }, () => launchRedis()),
+    Array.from({ length: backend === 'redlock' ? 4 : 1 }, () => launchRedis([], DIES_WITH_DEMO)),
   );
   const [data, ...masters] = servers;
   const env = {
@@ -64,16 +67,19 @@ async function startCluster(): Promise<Topology> {
       // The bus port defaults to port + 10000, which can pass 65535 for high free ports.
       const busPort = await freePort();
       nodes.push(
-        await launchRedis([
-          '--cluster-enabled',
-          'yes',
-          '--cluster-port',
-          String(busPort),
-          '--cluster-config-file',
-          join(dir, `nodes-${i}.conf`),
-          '--cluster-node-timeout',
-          '2000',
-        ]),
+        await launchRedis(
+          [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-port',
+            String(busPort),
+            '--cluster-config-file',
+            join(dir, `nodes-${i}.conf`),
+            '--cluster-node-timeout',
+            '2000',
+          ],
+          DIES_WITH_DEMO,
+        ),
       );
     }
     const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);

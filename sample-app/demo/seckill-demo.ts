@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
-import { startInstances, type AppInstance } from './app-instances.js';
+import { compiledMain, startInstances, type AppInstance } from './app-instances.js';
 import { runFlashSale, type Endpoint, type SaleResult } from './flash-sale.js';
 import { provideTopology, type Backend, type Topology } from './redis-topology.js';
 import { Progress } from '../../tools/progress.js';
 import { formatReport, verdict } from './sale-report.js';
+import { whenParentDies } from '../../tools/parent-death.js';
 
 const usage = `npm run seckill -- [--instances 3] [--stock 100] [--users 2000] [--concurrency 200]
                         [--backend redis|cluster|redlock] [--json]
@@ -26,20 +27,47 @@ interface DemoOptions {
   json: boolean;
 }
 
+/** What is running, for a signal that may come at any point. */
+const running: { topology?: Topology; instances: AppInstance[] } = { instances: [] };
+let stopping: Promise<void> | undefined;
+
+/** Stops the instances, then Redis, once. */
+function stopAll(): Promise<void> {
+  return (stopping ??= (async () => {
+    await Promise.all(running.instances.map((instance) => instance.stop()));
+    await running.topology?.stop();
+  })());
+}
+
+/** A signal, or npm gone: stop what was started, then exit (the sale's load with it). */
+function stopAndExit(why: string, code: number): void {
+  console.error(`${why}: stopping the instances and Redis…`);
+  void stopAll().finally(() => process.exit(code));
+}
+
 async function main(): Promise<number> {
   const options = readOptions();
+  process.on('SIGINT', () => stopAndExit('SIGINT', 130));
+  process.on('SIGTERM', () => stopAndExit('SIGTERM', 143));
+  // npm, or the shell it runs this in, is gone (a SIGTERM to npm ends that shell, not this).
+  whenParentDies(() => stopAndExit('parent gone', 1));
   // With --json, stdout carries only the JSON document: the log and progress go to stderr.
   const progress = new Progress({ stream: options.json ? process.stderr : process.stdout });
   const log = (line: string): void => progress.log(line);
   const steps = 2 + endpoints.length + 1;
-  let topology: Topology | undefined;
-  let instances: AppInstance[] = [];
   try {
     progress.step(`[1/${steps}] Redis for the ${options.backend} backend…`);
-    topology = await provideTopology(options.backend, log);
+    const topology = (running.topology = await provideTopology(options.backend, log));
     log(`backend ${options.backend}: ${topology.description}`);
     progress.step(`[2/${steps}] starting ${options.instances} app instances…`);
-    instances = await startInstances(options.instances, { ...topology.env, LOCK_WAIT_MS: '10000' });
+    const env = { ...topology.env, LOCK_WAIT_MS: '10000' };
+    // They die with this process, even of kill -9 (where Linux allows).
+    const instances = (running.instances = await startInstances(
+      options.instances,
+      env,
+      compiledMain,
+      { diesWithParent: true },
+    ));
     log(`${instances.length} app instances: ${instances.map((i) => i.url).join(', ')}`);
     log(
       `flash sale: stock ${options.stock}, ${options.users} users, concurrency ${options.concurrency}\n`,
@@ -58,8 +86,7 @@ async function main(): Promise<number> {
     else log(`\n${formatReport(results, options.stock)}`);
     return failed.length === 0 ? 0 : 1;
   } finally {
-    await Promise.all(instances.map((instance) => instance.stop()));
-    await topology?.stop();
+    await stopAll();
   }
 }
 

@@ -1,10 +1,13 @@
 // The live page: reads the snapshot stream, turns counters into rates and per-sale histograms.
 // Plain browser JavaScript, loaded as modules by index.html (no build step).
-/* global document, window, fetch, EventSource */
+/* global document, window, fetch, EventSource, Option, URLSearchParams, setInterval */
 import { addThroughput, createCharts, setHistogram } from './charts.js';
 import { showInstances, showLog, showProduct } from './view.js';
 
 const charts = createCharts();
+/** The product this page follows and sells: any of the catalogue, chosen on the page. */
+let productId = Number(new URLSearchParams(window.location.search).get('product')) || 1;
+let stream = null;
 let previous = null;
 /** The summed histograms when the current sale began: the charts show this sale's locks only. */
 let baseline = null;
@@ -48,7 +51,7 @@ function render(snapshot) {
     baseline = { waits, holds };
     saleId = currentSale;
   }
-  showProduct(snapshot.product, snapshot.sale);
+  showProduct(snapshot.product, snapshot.sale, productId);
   showInstances(snapshot.instances, rates, snapshot.controls, (name) =>
     control(`pause?instance=${name}`),
   );
@@ -86,11 +89,42 @@ async function control(path) {
   }
 }
 
+/** Follows `id`: a stream of its own, and the sale buttons sell it. */
+function follow(id) {
+  productId = id;
+  baseline = null;
+  stream?.close();
+  stream = new EventSource(`live/events?product=${id}`);
+  stream.onmessage = (message) => render(JSON.parse(message.data));
+  stream.onerror = () =>
+    (document.getElementById('mode').textContent = 'Stream lost; reconnecting…');
+  window.history.replaceState(null, '', `?product=${id}`);
+}
+
+/** The catalogue's products (GET products), and the one followed, as the choices of the page. */
+async function refreshCatalogue() {
+  const select = document.getElementById('product');
+  const ids = await fetch('products').then(
+    (response) => (response.ok ? response.json() : []),
+    () => [],
+  );
+  const choices = [...new Set([...ids, productId])].sort((a, b) => a - b);
+  if (choices.join() === [...select.options].map((option) => option.value).join()) return;
+  select.replaceChildren(
+    ...choices.map((id) => new Option(`#${id}`, String(id), false, id === productId)),
+  );
+}
+
+document.getElementById('product').addEventListener('change', (event) => {
+  follow(Number(event.target.value));
+});
 for (const button of document.querySelectorAll('[data-sale]')) {
-  button.addEventListener('click', () => control(`sale?endpoint=${button.dataset.sale}`));
+  button.addEventListener('click', () =>
+    control(`sale?endpoint=${button.dataset.sale}&product=${productId}`),
+  );
 }
 document.getElementById('restart-redis').addEventListener('click', () => control('restart-redis'));
 
-const stream = new EventSource('live/events');
-stream.onmessage = (message) => render(JSON.parse(message.data));
-stream.onerror = () => (document.getElementById('mode').textContent = 'Stream lost; reconnecting…');
+follow(productId);
+void refreshCatalogue();
+setInterval(() => void refreshCatalogue(), 2_000);

@@ -7,11 +7,14 @@ const saleNames = {
   'buy-atomic': 'as one Lua script',
 };
 
-export function showProduct(product, sale) {
+export function showProduct(product, sale, productId) {
   const text = (id, value) => (document.getElementById(id).textContent = value);
   if (!product) {
     ['stock', 'sold', 'oversold'].forEach((id) => text(id, '–'));
-    text('sale-state', 'No product in Redis (no sale yet, or Redis was restarted).');
+    text(
+      'sale-state',
+      `No product ${productId} in Redis (no sale of it yet, or Redis was restarted).`,
+    );
     return;
   }
   const oversold = Math.max(0, product.orders - product.initial);
@@ -22,7 +25,7 @@ export function showProduct(product, sale) {
   const shelf = product.initial - product.stock;
   const mismatch = shelf !== product.orders ? ` The stock went down by ${shelf} only.` : '';
   const what = sale
-    ? `Sale ${sale.id} ${saleNames[sale.endpoint]}: ${sale.running ? 'running' : 'finished'}.`
+    ? `Sale ${sale.id} ${saleNames[sale.endpoint]} (product ${sale.productId}): ${sale.running ? 'running' : 'finished'}.`
     : '';
   text('sale-state', `${what} ${product.initial} items in stock at the start.${mismatch}`.trim());
 }

@@ -46,6 +46,22 @@ function launch(): Promise<Launched> {
   });
 }
 
+/** The colours of live.css for a good and a bad outcome, as the browser computes them. */
+const GREEN = 'rgb(19, 115, 51)';
+const RED = 'rgb(197, 34, 31)';
+
+/** The newest log line whose text matches: its tone (class) and the colour it is shown in. */
+async function logLine(page: Page, match: RegExp): Promise<{ tone: string; color: string }> {
+  const line = page.locator('#log li').filter({ hasText: match }).first();
+  await line.waitFor({ timeout: 5_000 });
+  // Runs in the page (the repo's TypeScript has no DOM types): the colour the browser shows.
+  const style = (item: unknown): string =>
+    (
+      globalThis as unknown as { getComputedStyle(item: unknown): { color: string } }
+    ).getComputedStyle(item).color;
+  return { tone: (await line.getAttribute('class')) ?? '', color: await line.evaluate(style) };
+}
+
 /** Snapshots the page has received (live.js counts them). */
 const liveUpdates = (page: Page): Promise<number> => page.evaluate<number>('window.liveUpdates');
 
@@ -75,7 +91,9 @@ describe('npm run seckill:live in a real browser', () => {
     await browser?.close();
     redis?.disconnect();
     // Only if a test failed before the Ctrl-C below: nothing started here is left running.
-    for (const pid of stack?.pids ?? []) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of [stack?.child.pid, ...(stack?.pids ?? [])]) {
+      if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
+    }
   });
 
   /** Clicks a sale button and resolves once the page says that sale finished. */
@@ -93,8 +111,10 @@ describe('npm run seckill:live in a real browser', () => {
   }
 
   /** Waits until the page's figures are Redis's own, read straight from the product's keys. */
-  async function pageMatchesRedis(): Promise<{ stock: number; orders: number; initial: number }> {
-    const keys = productKeys(LIVE_PRODUCT_ID);
+  async function pageMatchesRedis(
+    productId = LIVE_PRODUCT_ID,
+  ): Promise<{ stock: number; orders: number; initial: number }> {
+    const keys = productKeys(productId);
     const [stock, initial, orders] = await Promise.all([
       redis.get(keys.stock).then(Number),
       redis.get(keys.initial).then(Number),
@@ -123,6 +143,11 @@ describe('npm run seckill:live in a real browser', () => {
     expect(locked).toEqual({ stock: 0, orders: STOCK, initial: STOCK });
     expect(await text(page, 'sold')).toBe(STOCK);
     expect(await text(page, 'oversold')).toBe(0);
+    // The log says how the sale went, green for a correct one.
+    expect(await logLine(page, /buy: OK, sold exactly/)).toEqual({
+      tone: 'good',
+      color: GREEN,
+    });
     const updates = (await liveUpdates(page)) - updatesBefore;
     const perSecond = updates / ((performance.now() - rateFrom) / 1000);
     await page.screenshot({ path: `${OUTPUT}locked-sale.png` });
@@ -131,6 +156,8 @@ describe('npm run seckill:live in a real browser', () => {
     const unlocked = await pageMatchesRedis();
     expect(await text(page, 'oversold')).toBeGreaterThan(0);
     expect(unlocked.orders).toBeGreaterThan(STOCK);
+    // Oversold is the wrong outcome, however expected without a lock: red, never green.
+    expect(await logLine(page, /NOT SAFE/)).toEqual({ tone: 'bad', color: RED });
     await page.screenshot({ path: `${OUTPUT}unlocked-sale.png` });
 
     reportFigures('seckill live page', {
@@ -138,6 +165,34 @@ describe('npm run seckill:live in a real browser', () => {
       unlockedOversold: unlocked.orders - unlocked.initial,
       pageMs: Math.round(performance.now() - started),
     });
+  }, 60_000);
+
+  it('follows any product of the catalogue, chosen on the page, and sells the one it follows', async () => {
+    const productOne = await pageMatchesRedis();
+    // A product created through the app (the page's origin hands /products to an instance).
+    const put = await fetch(`${stack.url}products/7`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ stock: 5 }),
+    });
+    expect(put.status).toBe(200);
+    await waitUntil(
+      'the page to list product 7 in its catalogue',
+      async () => (await page.locator('#product option[value="7"]').count()) === 1,
+      10_000,
+      50,
+    );
+    await page.selectOption('#product', '7');
+    expect(await pageMatchesRedis(7)).toEqual({ stock: 5, orders: 0, initial: 5 });
+
+    await sell('Sale with the lock', 3);
+    expect(await page.locator('#sale-state').textContent()).toMatch(/product 7/);
+    expect(await pageMatchesRedis(7)).toEqual({ stock: 0, orders: STOCK, initial: STOCK });
+    await page.screenshot({ path: `${OUTPUT}product-7.png` });
+
+    // Product 1 was left as it was, and the page shows it again once chosen.
+    await page.selectOption('#product', String(LIVE_PRODUCT_ID));
+    expect(await pageMatchesRedis()).toEqual(productOne);
   }, 60_000);
 
   it('stops Redis and every instance on Ctrl-C (SIGINT), checked by PID', async () => {

@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { promisify } from 'node:util';
 import { runCli } from '../../lib/cli/cli-run.js';
@@ -45,7 +46,9 @@ describe('the admin CLI', () => {
         'waiters  none in the waiter list',
       ]),
     );
-    const holderLine = new RegExp(`^  ${hostname()}:${process.pid} api-1\\s+-\\s+[\\d.]+s\\s+-$`);
+    // No SINCE column: Redis keeps no time a lease began (renewals re-arm the same expiry).
+    expect(table.out.some((line) => /^ {2}OWNER\s+MODE\s+TTL$/.test(line))).toBe(true);
+    const holderLine = new RegExp(`^  ${hostname()}:${process.pid} api-1\\s+-\\s+[\\d.]+s$`);
     expect(table.out.some((line) => holderLine.test(line))).toBe(true);
 
     const json = await cli('inspect', 'order:42', '--json');
@@ -100,6 +103,11 @@ describe('the admin CLI', () => {
     expect((await cli('list', '--bogus')).code).toBe(2);
     expect((await cli('inspect', 'a\x1fb')).code).toBe(2);
     expect((await cli('--help')).code).toBe(0);
+    expect((await cli('-h')).code).toBe(0);
+    // No command is a usage error: the help goes to stderr, exit 2, as documented.
+    const bare = await cli();
+    expect(bare).toMatchObject({ code: 2, out: [] });
+    expect(bare.err.join('\n')).toMatch(/^Usage: nestjs-distributed-lock/m);
 
     const closedPort = `redis://127.0.0.1:${redis.server.port + 1}`;
     const unreachable = await cli('inspect', 'x', '--redis', closedPort, '--timeout', '500');
@@ -131,5 +139,83 @@ describe('the admin CLI', () => {
       { env: { ...process.env, NODE_OPTIONS: '', REDIS_URL: redis.server.url } },
     );
     await expect(run).rejects.toMatchObject({ code: 1, stdout: '"nothing-here" is free.\n' });
+  });
+
+  describe('as a process: --timeout is the longest wait', () => {
+    const main = 'dist/cli/main.js';
+    let silent: Server;
+    let silentPort: number;
+    const sockets = new Set<Socket>();
+    /** Node's start and exit with the CLI's modules loaded, measured below: the allowance. */
+    let allowance: number;
+
+    /** Runs the built CLI; resolves its exit code and its wall time in ms. */
+    function run(...args: string[]): Promise<{ code: number | null; ms: number; err: string }> {
+      const started = performance.now();
+      const child = spawn(process.execPath, [main, ...args], {
+        env: { ...process.env, NODE_OPTIONS: '' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let err = '';
+      child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      return new Promise((resolve) =>
+        child.once('exit', (code) => resolve({ code, ms: performance.now() - started, err })),
+      );
+    }
+
+    beforeAll(async () => {
+      if (!existsSync(main)) throw new Error(`${main} is missing: npm run build first`);
+      // Accepts connections and reads them, and never answers.
+      silent = createServer((socket) => {
+        sockets.add(socket);
+        socket.on('data', () => undefined);
+      });
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      silentPort = (silent.address() as { port: number }).port;
+      // The slowest of 3 runs of --help (same modules, no Redis), tripled, and at least 1 s: a
+      // generous bound on start and exit on a loaded machine.
+      const helps = [];
+      for (let i = 0; i < 3; i++) helps.push((await run('--help')).ms);
+      allowance = Math.max(1_000, 3 * Math.max(...helps));
+    });
+
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+
+    it('exits 3 within --timeout (1000 ms) for a server that accepts and never answers', async () => {
+      const run1 = await run(
+        'inspect',
+        'x',
+        '--redis',
+        `redis://127.0.0.1:${silentPort}`,
+        '--timeout',
+        '1000',
+      );
+      expect(run1.code).toBe(3);
+      expect(run1.err).toMatch(/no answer within 1000 ms/);
+      expect(run1.ms).toBeGreaterThanOrEqual(1_000);
+      expect(run1.ms).toBeLessThan(1_000 + allowance);
+    });
+
+    it('exits 3 within the default --timeout (5000 ms) for the same server', async () => {
+      const run5 = await run('list', '--redis', `redis://127.0.0.1:${silentPort}`);
+      expect(run5.code).toBe(3);
+      expect(run5.ms).toBeLessThan(5_000 + allowance);
+    }, 15_000);
+
+    it('exits 3 at once for a refused connection, not after the timeout', async () => {
+      const closedPort = await new Promise<number>((resolve) => {
+        const probe = createServer().listen(0, '127.0.0.1', () => {
+          const { port } = probe.address() as { port: number };
+          probe.close(() => resolve(port));
+        });
+      });
+      const refused = await run('inspect', 'x', '--redis', `redis://127.0.0.1:${closedPort}`);
+      expect(refused.code).toBe(3);
+      expect(refused.err).toMatch(/Cannot reach Redis/);
+      expect(refused.ms).toBeLessThan(allowance);
+    });
   });
 });

@@ -111,6 +111,92 @@ describe('a lock held by another process', () => {
   }, 20_000);
 });
 
+describe("the holder's own waiters", () => {
+  it("are listed, marked local, beside the store's waiter list; the CLI shows the store's only", async () => {
+    const engine = testEngine();
+    await engine.init();
+    const waiter = worker('waiter', 'busy');
+    try {
+      await waiter.next('ready', 8_000);
+      waiter.send({ type: 'start' });
+      const lock = await engine.acquire('busy', { ttl: 10_000 });
+      // Two more requests here: they wait in this process's queue, handed the lock locally.
+      const here = [0, 1].map(() => engine.acquire('busy', { ttl: 10_000, wait: 20_000 }));
+      waiter.send({ type: 'acquire' });
+      await until(async () => {
+        const found = await engine.inspections.inspect('busy');
+        return found?.waiters.some((each) => each.owner?.pid === waiter.pid) ?? false;
+      });
+
+      const found = await engine.inspections.inspect('busy');
+      expect(found!.waiters).toEqual(
+        expect.arrayContaining([
+          {
+            process: PROCESS_ID,
+            owner: expect.objectContaining(me),
+            queues: 1,
+            local: true,
+            requests: 2,
+          },
+          expect.objectContaining({
+            owner: expect.objectContaining({ pid: waiter.pid }),
+            queues: 1,
+          }),
+        ]),
+      );
+      expect(found!.waiters.filter((each) => each.local)).toHaveLength(1);
+      expect(found!.waiters.find((each) => each.owner?.pid === waiter.pid)).not.toHaveProperty(
+        'local',
+      );
+
+      // The admin CLI is another process: it sees the store's list, without this one's queue.
+      const lines: string[] = [];
+      const io = {
+        out: (line: string) => lines.push(line),
+        err: (line: string) => lines.push(line),
+      };
+      expect(await runCli(['inspect', 'busy', '--json', '--redis', redis.server.url], {}, io)).toBe(
+        0,
+      );
+      const fromCli = JSON.parse(lines.join('\n')) as { waiters: { process: string }[] };
+      expect(fromCli.waiters.map((each) => each.process)).not.toContain(PROCESS_ID);
+      expect(fromCli.waiters).toHaveLength(1);
+
+      await lock.release();
+      for (const next of here) await (await next).release();
+      await waiter.next('acquired', 10_000);
+      expect(await engine.inspections.inspect('busy')).toBeUndefined();
+    } finally {
+      waiter.send({ type: 'stop' });
+      await waiter.stop();
+      await engine.close();
+    }
+  }, 30_000);
+
+  it('are listed with the memory store too, which keeps no waiter list', async () => {
+    const engine = engineOn(new MemoryLockStore(), {
+      instanceId: 'mem',
+    } as Partial<LockEngineConfig>);
+    await engine.init();
+    const lock = await engine.acquire('m', { ttl: 5_000 });
+    const waiting = engine.acquire('m', { wait: 5_000 });
+    await until(async () => ((await engine.inspections.inspect('m'))?.waiters.length ?? 0) > 0);
+    const found = await engine.inspections.inspect('m');
+    expect(found!.waiters).toEqual([
+      {
+        process: PROCESS_ID,
+        owner: expect.objectContaining({ instanceId: 'mem' }),
+        queues: 1,
+        local: true,
+        requests: 1,
+      },
+    ]);
+    await lock.release();
+    await (await waiting).release();
+    await engine.close();
+  });
+});
+
 describe('inspect', () => {
   it('shows a mutex with its owner, ttl, fence and the cost of two commands', async () => {
     const engine = testEngine();

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import ts from 'typescript';
+import { brokenLinks } from '../harness/doc-links.js';
 
 const ROOT = resolve('.');
 
@@ -96,53 +97,6 @@ function diagnostics(blocks: Block[]): string[] {
     });
 }
 
-/** A page's lines outside code blocks, numbered from 1. */
-function proseLines(file: string): { line: number; text: string }[] {
-  let inCode = false;
-  return readFileSync(join(ROOT, file), 'utf8')
-    .split('\n')
-    .flatMap((text, i) => {
-      if (text.trimStart().startsWith('```')) inCode = !inCode;
-      return inCode || text.trimStart().startsWith('```') ? [] : [{ line: i + 1, text }];
-    });
-}
-
-/** The anchors GitHub gives a page's headings (lower case, punctuation dropped, `-` for spaces). */
-function anchors(file: string): Set<string> {
-  const seen = new Map<string, number>();
-  const found = new Set<string>();
-  for (const { text } of proseLines(file)) {
-    const heading = /^#{1,6}\s+(.*)$/.exec(text)?.[1];
-    if (heading === undefined) continue;
-    const slug = heading
-      .trim()
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
-    const count = seen.get(slug) ?? 0;
-    seen.set(slug, count + 1);
-    found.add(count === 0 ? slug : `${slug}-${count}`);
-  }
-  return found;
-}
-
-/** Relative links whose file or heading does not exist, as `<file>:<line>: <link>`. */
-function brokenLinks(file: string): string[] {
-  const broken: string[] = [];
-  for (const { line, text } of proseLines(file)) {
-    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-      if (/^[a-z]+:/i.test(target)) continue;
-      const [path, anchor] = target.split('#');
-      const linked = path === '' ? file : join(dirname(file), path);
-      const exists = existsSync(join(ROOT, linked));
-      const anchored =
-        anchor === undefined || (linked.endsWith('.md') && exists && anchors(linked).has(anchor));
-      if (!exists || !anchored) broken.push(`${file}:${line}: ${target}`);
-    }
-  }
-  return broken;
-}
-
 describe('the README and docs/', () => {
   it('have TypeScript blocks for the app, the recipes and the operations', () => {
     expect(allBlocks().length).toBeGreaterThanOrEqual(15);
@@ -153,7 +107,8 @@ describe('the README and docs/', () => {
   });
 
   it('link only to files and headings that exist', () => {
-    expect(linkedDocs().flatMap(brokenLinks)).toEqual([]);
+    const exists = (path: string): boolean => existsSync(join(ROOT, path));
+    expect(linkedDocs().flatMap((file) => brokenLinks(ROOT, file, exists, exists))).toEqual([]);
   });
 
   it('type-check every TypeScript block against the package', () => {

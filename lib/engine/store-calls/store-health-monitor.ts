@@ -1,6 +1,7 @@
 import { LockStoreRefusedError, type LockError } from '../../errors/lock.errors.js';
 import type { LockStore } from '../../stores/lock-store.interface.js';
 import { timed } from '../../stores/store-health.js';
+import { refusesCorePath } from '../../stores/store-refusals.js';
 import type { LockEvent, StoreEvent } from '../lock.events.js';
 import type { StoreOperation } from './store-call.js';
 
@@ -16,6 +17,16 @@ export interface StoreEventSink {
  * fixed ACL shows within this time, without a restart.
  */
 export const REFUSAL_MEMORY = 60_000;
+
+/** A kind of refusal seen lately: its latest error, and whether it stops a plain mutex. */
+export interface RecentRefusal {
+  readonly error: LockStoreRefusedError;
+  /**
+   * It stops a mutex's acquire and release (a core command or the lock keys refused), rather
+   * than one feature (fences, holder sets, notifications, replicas) or one key.
+   */
+  readonly core: boolean;
+}
 
 /**
  * Follows whether the store answers, so that an outage is told once when it begins and once
@@ -80,9 +91,12 @@ export class StoreHealthMonitor {
   }
 
   /** The refusals of the last `REFUSAL_MEMORY` ms: the latest error of each kind. */
-  recentRefusals(now = performance.now()): LockStoreRefusedError[] {
+  recentRefusals(now = performance.now()): RecentRefusal[] {
     const recent = [...this.refusals.values()].filter(({ at }) => now - at <= REFUSAL_MEMORY);
-    return recent.map(({ error }) => error);
+    return recent.map(({ error }) => ({
+      error,
+      core: refusesCorePath({ kind: error.refusal, refused: error.refused }),
+    }));
   }
 
   /** Told when a kind is first seen, or comes back after `REFUSAL_MEMORY` ms without it. */

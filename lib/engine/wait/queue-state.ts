@@ -68,6 +68,11 @@ export abstract class QueueState {
   get waiting(): boolean {
     return this.waiters.length > 0;
   }
+
+  /** How many requests wait in this queue (for `inspect`). */
+  get waiterCount(): number {
+    return this.waiters.length;
+  }
 }
 
 /** How many locks of this kind one process may hold on the key at once. */

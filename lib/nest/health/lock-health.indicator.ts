@@ -12,6 +12,15 @@ export interface LockHealthOptions {
    * @default 1000
    */
   timeout?: number;
+  /**
+   * Report the store down while any call is refused, a refused optional feature included
+   * (fences without `+time`, semaphores without the holder-set commands, notifications without
+   * the channels, ...). By default only a refusal that stops a plain mutex's acquire and release
+   * makes it down; a refused feature is reported as `degraded` (terminus 12) or up (terminus
+   * 11), with the refusal in `refused` and `warning`, as the mutexes still work.
+   * @default false
+   */
+  strict?: boolean;
 }
 
 /**
@@ -20,11 +29,14 @@ export interface LockHealthOptions {
  * the round trip (`rtt`), down with a `message` when the store does not answer within
  * `timeout`. For Redlock, how many nodes answer against the quorum (up while a quorum does); for
  * Cluster, the cluster state. Calls the store refused in the last minute in a way retrying
- * cannot fix (an ACL without a command, a key or a channel; see `LockStoreRefusedError`) make it
- * down, with the advice in `message` and each kind in `refused`: the store answers, but locks
- * fail until it is fixed. An eviction policy that can drop lock keys is reported (as `degraded`
- * on terminus 12, in `warning` on 11); one the server refuses to tell (CONFIG and INFO denied)
- * is `unknown`, still up, with a `warning` that it could not be verified.
+ * cannot fix (an ACL without a command, a key or a channel; see `LockStoreRefusedError`) are
+ * listed in `refused`: one that stops a plain mutex's acquire and release (its commands, the
+ * lock keys) makes it down, with the advice in `message`; one that stops an optional feature
+ * only (fencing, semaphores and read-write locks, notifications, `replicas`) makes it
+ * `degraded` on terminus 12 and up on 11, with the advice in `warning`, since the mutexes still
+ * work (`strict: true` makes it down too). An eviction policy that can drop lock keys is
+ * reported the same way; one the server refuses to tell (CONFIG and INFO denied) is `unknown`,
+ * still up, with a `warning` that it could not be verified.
  *
  * ```ts
  * @Get('health') @HealthCheck()
@@ -42,22 +54,29 @@ export class LockHealthIndicator {
 
   async isHealthy<const Key extends string>(
     key: Key,
-    { timeout = 1_000 }: LockHealthOptions = {},
+    { timeout = 1_000, strict = false }: LockHealthOptions = {},
   ): Promise<HealthIndicatorResult<Key>> {
     const session = this.health.check(key);
     const found = await (this.store.health?.(timeout) ?? pingHealth(this.store, timeout));
     const details = detailsOf(found);
     if (!found.up) return session.down(details);
     const refusals = this.locks?.engine.storeRefusals ?? [];
-    if (refusals.length > 0) {
-      const refused = refusals.map((error) => `${error.refusal}: ${error.refused}`);
-      return session.down({ ...details, message: refusals[0]!.message, refused });
-    }
-    const warning = evictionWarning(found.evictionPolicy);
-    if (warning === undefined) return session.up(details);
-    if (found.evictionPolicy === 'unknown') return session.up({ ...details, warning });
+    const refused = refusals.map(({ error }) => `${error.refusal}: ${error.refused}`);
+    const stopping = refusals.find(({ core }) => core || strict);
+    if (stopping) return session.down({ ...details, message: stopping.error.message, refused });
+    const eviction = evictionWarning(found.evictionPolicy);
+    const warnings = [
+      ...(eviction ? [eviction] : []),
+      ...refusals.map(({ error }) => error.message),
+    ];
+    if (warnings.length === 0) return session.up(details);
+    const report = {
+      ...details,
+      ...(refused.length > 0 && { refused }),
+      warning: warnings.join(' '),
+    };
+    if (refused.length === 0 && found.evictionPolicy === 'unknown') return session.up(report);
     // terminus 12 has `degraded`: still serving, but impaired; terminus 11 only up and down.
-    const report = { ...details, warning };
     const degraded = (session as { degraded?: (data: object) => HealthIndicatorResult<Key> })
       .degraded;
     return degraded ? degraded.call(session, report) : session.up(report);

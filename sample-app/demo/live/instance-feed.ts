@@ -1,9 +1,5 @@
 import { request, type ClientRequest } from 'node:http';
-import type {
-  InstanceSnapshot,
-  LiveSnapshot,
-  ProductCounts,
-} from '../../src/live/live-snapshot.js';
+import type { InstanceSnapshot, LiveSnapshot } from '../../src/live/live-snapshot.js';
 import type { NamedInstance } from './live-stack.js';
 
 /** A snapshot older than this (the instance paused, or busy) shows the instance as not answering. */
@@ -24,29 +20,25 @@ export class InstanceFeed {
     for (const instance of instances) this.follow(instance);
   }
 
-  /** The instances' states, named as the launcher names them, and the freshest product read. */
-  merged(): { instances: InstanceSnapshot[]; product: ProductCounts | null } {
+  /** The instances' states, named as the launcher names them (the hub reads the product). */
+  merged(): InstanceSnapshot[] {
     const now = Date.now();
-    const snapshots = [...this.latest.values()].sort((a, b) => b.at - a.at);
-    return {
-      product: snapshots[0]?.product ?? null,
-      instances: this.instances.map((instance) => {
-        const snapshot = this.latest.get(instance);
-        const own = snapshot?.instances[0];
-        const base = own ?? {
-          pid: instance.process.pid!,
-          answers: {},
-          wait: [],
-          hold: [],
-          held: 0,
-        };
-        return {
-          ...base,
-          name: `${instance.name} ${new URL(instance.url).port}`,
-          state: stateOf(instance, now, snapshot),
-        };
-      }),
-    };
+    return this.instances.map((instance) => {
+      const snapshot = this.latest.get(instance);
+      const own = snapshot?.instances[0];
+      const base = own ?? {
+        pid: instance.process.pid!,
+        answers: {},
+        wait: [],
+        hold: [],
+        held: 0,
+      };
+      return {
+        ...base,
+        name: `${instance.name} ${new URL(instance.url).port}`,
+        state: stateOf(instance, now, snapshot),
+      };
+    });
   }
 
   /** The counters an instance last reported, e.g. to compare before and after a pause. */

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LIVE_PRODUCT_ID, type LogLine, type SaleState } from '../../src/live/live-snapshot.js';
+import type { LogLine, SaleState } from '../../src/live/live-snapshot.js';
 import { runFlashSale, type Endpoint } from '../flash-sale.js';
-import { describeSale } from '../sale-report.js';
+import { describeSale, verdict } from '../sale-report.js';
 import type { InstanceFeed } from './instance-feed.js';
 import type { LiveStack } from './live-stack.js';
 
@@ -39,26 +39,27 @@ export class LiveControls {
     private readonly size: SaleSize,
   ) {}
 
-  /** Starts a sale unless one is running; the answer says which. */
-  startSale(endpoint: Endpoint): string {
+  /** Starts a sale of `productId` (reset to the sale's stock) unless one is running. */
+  startSale(endpoint: Endpoint, productId: number): string {
     if (this.sale?.running) return this.say(`A sale is already running (${this.sale.endpoint}).`);
     const { stock, users, concurrency } = this.size;
-    this.sale = { id: ++this.saleCount, endpoint, running: true, startedAt: Date.now() };
+    this.sale = { id: ++this.saleCount, endpoint, productId, running: true, startedAt: Date.now() };
     const started = this.say(
-      `Sale ${saleNames[endpoint]} started: ${stock} items, ${users} buyers, ${concurrency} at a time, across ${this.stack.instances.length} instances.`,
+      `Sale ${saleNames[endpoint]} of product ${productId} started: ${stock} items, ${users} buyers, ${concurrency} at a time, across ${this.stack.instances.length} instances.`,
     );
     runFlashSale({
       endpoint,
-      productId: LIVE_PRODUCT_ID,
+      productId,
       ...this.size,
       instanceUrls: this.stack.instances.map((instance) => instance.url),
       connectData: () => new Redis(this.stack.redisUrl, { maxRetriesPerRequest: 1 }),
     })
       .then(
         (result) => {
-          const ok = endpoint === 'buy-unsafe' ? result.oversold > 0 : result.oversold === 0;
+          // Coloured by outcome: an oversold sale is red, even where the page expects one.
+          const correct = verdict(result, stock).length === 0;
           const seconds = (result.durationMs / 1000).toFixed(1);
-          this.say(`${describeSale(result, stock)} (${seconds} s)`, ok ? 'good' : 'bad');
+          this.say(`${describeSale(result, stock)} (${seconds} s)`, correct ? 'good' : 'bad');
         },
         (error: Error) =>
           this.say(`The sale ${saleNames[endpoint]} failed: ${error.message}`, 'bad'),

@@ -6,9 +6,7 @@ import {
   spawnRedisServer,
   stopChild,
 } from '../../../tools/redis-launcher.js';
-import { startInstances, type AppInstance } from '../app-instances.js';
-
-/** How long a stopping instance may take to close before it is killed. */
+import { compiledMain, startInstances, type AppInstance } from '../app-instances.js';
 
 /** The processes `seckill:live` starts, and what its controls do to them. */
 export interface LiveStack {
@@ -41,17 +39,20 @@ export interface StackSettings {
 export async function startLiveStack(settings: StackSettings): Promise<LiveStack> {
   ensureRedisInstalled(settings.log);
   const port = await freePort();
-  let redis: ChildProcess = await spawnRedisServer(port);
+  // Every process started here dies with the launcher, even of kill -9 (where Linux allows).
+  const launch = { diesWithParent: true };
+  let redis: ChildProcess = await spawnRedisServer(port, [], launch);
   const redisUrl = `redis://127.0.0.1:${port}`;
   let instances: NamedInstance[];
   try {
-    const started = await startInstances(settings.instances, {
+    const env = {
       LOCK_BACKEND: 'redis',
       REDIS_URL: redisUrl,
       LOCK_WAIT_MS: '10000',
       LOCK_TTL_MS: String(settings.lockTtlMs),
       SECKILL_THINK_MS: String(settings.thinkMs),
-    });
+    };
+    const started = await startInstances(settings.instances, env, compiledMain, launch);
     instances = started.map((instance, i) =>
       Object.assign(instance, { name: String.fromCharCode(65 + i), paused: false }),
     );
@@ -70,7 +71,7 @@ export async function startLiveStack(settings: StackSettings): Promise<LiveStack
     async restartRedis() {
       const stoppedAt = performance.now();
       await stopChild(redis);
-      redis = await spawnRedisServer(port);
+      redis = await spawnRedisServer(port, [], launch);
       return performance.now() - stoppedAt;
     },
     async pause(instance, ms) {

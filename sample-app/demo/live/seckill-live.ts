@@ -1,4 +1,6 @@
+import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
+import { whenParentDies } from '../../../tools/parent-death.js';
 import { InstanceFeed } from './instance-feed.js';
 import { LiveControls } from './live-controls.js';
 import { LiveHub } from './live-hub.js';
@@ -9,7 +11,8 @@ const usage = `npm run seckill:live -- [--port 0] [--stock 100] [--users 2000] [
 
 Starts a throwaway Redis and 3 instances of the sample app, and prints the URL of a page that
 shows a flash sale live: start sales with the lock, without it, or as one Lua script, pause an
-instance, restart Redis. Ctrl-C stops everything it started. --port 0 takes a free port.`;
+instance, restart Redis. Ctrl-C, or SIGTERM to npm or to this process, stops everything it started;
+the servers die with it even of kill -9 (on Linux). --port 0 takes a free port.`;
 
 const numeric = ['port', 'stock', 'users', 'concurrency', 'think-ms', 'lease-ms'] as const;
 
@@ -47,7 +50,7 @@ async function main(): Promise<void> {
   const options = readOptions();
   const log = (line: string): void => console.log(line);
   // What is running so far, for a Ctrl-C that comes while the rest starts.
-  const running: { stack?: LiveStack; hub?: LiveHub; feed?: InstanceFeed } = {};
+  const running: { stack?: LiveStack; hub?: LiveHub; feed?: InstanceFeed; data?: Redis } = {};
   let stopping: Promise<void> | undefined;
   // Stops what was started, in order, once: a second Ctrl-C waits for the same stop.
   const stop = (signal: string): Promise<void> =>
@@ -55,12 +58,15 @@ async function main(): Promise<void> {
       log(`${signal}: stopping the page, the instances and Redis…`);
       await running.hub?.close();
       running.feed?.close();
+      running.data?.disconnect();
       await running.stack?.stop();
       log('stopped; nothing left running.');
       process.exit(0);
     })());
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // npm, or the shell it runs this in, is gone (a SIGTERM to npm ends that shell, not this).
+  whenParentDies(() => void stop('parent gone'));
 
   log('[1/3] starting Redis and 3 sample app instances…');
   const stack = (running.stack = await startLiveStack({
@@ -85,7 +91,9 @@ async function main(): Promise<void> {
     users: options.users,
     concurrency: options.concurrency,
   });
-  const hub = (running.hub = new LiveHub(stack.instances[0].url, feed, controls));
+  // The product data, for the product each page follows (it reconnects after a Redis restart).
+  const data = (running.data = new Redis(stack.redisUrl, { maxRetriesPerRequest: 1 }));
+  const hub = (running.hub = new LiveHub(stack.instances[0].url, feed, controls, data));
   log('[3/3] opening the page…');
   const url = await hub.listen(options.port);
   log(`Live page: ${url}  (Ctrl-C stops everything)`);

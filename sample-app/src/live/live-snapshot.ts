@@ -6,7 +6,7 @@
 /** Upper bounds (ms) of the lock wait and hold histograms' buckets; the last is open-ended. */
 export const HISTOGRAM_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000];
 
-/** The product the live page watches and the launcher's sales sell. */
+/** The product the live page follows until another is chosen on it (`?product=`). */
 export const LIVE_PRODUCT_ID = 1;
 
 /** How often a stream sends a snapshot. */
@@ -39,6 +39,8 @@ export interface InstanceSnapshot {
 export interface SaleState {
   readonly id: number;
   readonly endpoint: string;
+  /** The product sold: the one the page followed when the sale was started. */
+  readonly productId: number;
   readonly running: boolean;
   readonly startedAt: number;
 }

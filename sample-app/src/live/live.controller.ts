@@ -8,19 +8,15 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { exhaustMap, interval, startWith, Subject, takeUntil, type Observable } from 'rxjs';
-import { productKeys } from '../products/product.keys.js';
 import { REDIS, type DataRedis } from '../redis/redis.module.js';
 import { LiveStats } from './live-stats.service.js';
+import { readProductCounts } from './product-counts.js';
 import {
   HISTOGRAM_BOUNDS_MS,
   LIVE_PRODUCT_ID,
   LIVE_TICK_MS,
   type LiveSnapshot,
-  type ProductCounts,
 } from './live-snapshot.js';
-
-/** A product read that takes longer (Redis down or restarting) shows as "no answer" instead. */
-const PRODUCT_READ_MS = 200;
 
 /** This instance's live snapshot stream, for the page at `/` and for the launcher's hub. */
 @Controller('live')
@@ -65,35 +61,10 @@ export class LiveController implements OnModuleDestroy {
       at: Date.now(),
       controls: false,
       bounds: HISTOGRAM_BOUNDS_MS,
-      product: await this.readProduct(productId),
+      product: await readProductCounts(this.redis, productId),
       instances: [this.stats.snapshot()],
       sale: null,
       log: [],
     };
-  }
-
-  /**
-   * One MULTI, so that a restock (itself one MULTI) is seen whole or not at all; no lock, so
-   * that the page's reads show in no lock figure.
-   */
-  private async readProduct(id: number): Promise<ProductCounts | null> {
-    const keys = productKeys(id);
-    const read = this.redis
-      .multi()
-      .get(keys.stock)
-      .get(keys.initial)
-      .hlen(keys.orders)
-      .exec()
-      .then((replies) => {
-        const [stock, initial, orders] = (replies ?? []).map(([, value]) => value);
-        if (stock === null || stock === undefined) return null;
-        return { id, stock: Number(stock), initial: Number(initial), orders: Number(orders) };
-      })
-      .catch(() => null);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<null>(
-      (resolve) => (timer = setTimeout(resolve, PRODUCT_READ_MS, null)),
-    );
-    return Promise.race([read, timeout]).finally(() => clearTimeout(timer));
   }
 }

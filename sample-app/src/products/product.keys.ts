@@ -14,3 +14,12 @@ export function productKeys(id: number) {
 }
 
 export type ProductKeys = ReturnType<typeof productKeys>;
+
+/** A SCAN glob matching one key of every product (braces are literal in Redis globs). */
+export const EVERY_PRODUCT = 'product:{*}:initial';
+
+/** The product id in a key EVERY_PRODUCT matched, or undefined for another key. */
+export function productIdOf(key: string): number | undefined {
+  const id = Number(/^product:\{([1-9]\d*)\}:initial$/.exec(key)?.[1]);
+  return Number.isSafeInteger(id) ? id : undefined;
+}

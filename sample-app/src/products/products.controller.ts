@@ -15,6 +15,12 @@ export class ProductsController {
     return this.products.reset(id, body.stock);
   }
 
+  /** The catalogue: every product's id (the live page lets you choose one to follow). */
+  @Get()
+  ids(): Promise<number[]> {
+    return this.products.ids();
+  }
+
   @Get(':id')
   view(@Param('id', ProductIdPipe) id: number): Promise<ProductView> {
     return this.products.view(id);

@@ -1,8 +1,9 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Cluster } from 'ioredis';
 import { LockService, type LockOptions } from 'nestjs-distributed-lock';
 import { SECKILL_CONFIG, type SeckillConfig } from '../config/seckill.config.js';
 import { REDIS, type DataRedis } from '../redis/redis.module.js';
-import { productKeys } from './product.keys.js';
+import { EVERY_PRODUCT, productIdOf, productKeys } from './product.keys.js';
 
 export interface ProductView {
   readonly id: number;
@@ -44,6 +45,21 @@ export class ProductsService {
 
   view(id: number): Promise<ProductView> {
     return this.locks.withLock(catalogueKey(id), () => this.read(id), this.reading);
+  }
+
+  /** The ids of every product in Redis, in order: SCAN, on every master of a cluster. */
+  async ids(): Promise<number[]> {
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
+    const ids = new Set<number>();
+    for (const node of nodes) {
+      for await (const keys of node.scanStream({ match: EVERY_PRODUCT, count: 1_000 })) {
+        for (const key of keys as string[]) {
+          const id = productIdOf(key);
+          if (id !== undefined) ids.add(id);
+        }
+      }
+    }
+    return [...ids].sort((a, b) => a - b);
   }
 
   private async write(id: number, stock: number): Promise<ProductView> {

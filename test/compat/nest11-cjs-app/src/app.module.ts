@@ -16,7 +16,9 @@ import { ReportJob } from './report.job';
     TerminusModule,
     LockModule.forRootAsync({
       inject: [ConfigService],
-      useFactory: (config: ConfigService) => ({ redis: config.getOrThrow<string>('REDIS_URL') }),
+      useFactory: (config: ConfigService) => ({
+        redis: config.getOrThrow<string>('REDIS_URL'),
+      }),
     }),
   ],
   controllers: [AppController, HealthController],

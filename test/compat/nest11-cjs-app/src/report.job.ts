@@ -9,7 +9,7 @@ export class ReportJob {
 
   @Cron(CronExpression.EVERY_SECOND)
   @DistributedLock('report', { onBusy: 'skip', minHold: 500 })
-  async run() {
+  run(): void {
     this.runs++;
   }
 }

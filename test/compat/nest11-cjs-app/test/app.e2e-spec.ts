@@ -1,5 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { LockService } from 'nestjs-distributed-lock';
 import request from 'supertest';
 import { App } from 'supertest/types';
 import { AppModule } from './../src/app.module';
@@ -25,13 +27,22 @@ describe('AppController (e2e)', () => {
 
   it('/ (GET)', async () => {
     const app = await start();
-    return request(app.getHttpServer()).get('/').expect(200).expect('Hello World!');
+    return request(app.getHttpServer())
+      .get('/')
+      .expect(200)
+      .expect('Hello World!');
   });
 
   it('/health (GET) reports the lock store up', async () => {
     const app = await start();
-    const answer = await request(app.getHttpServer()).get('/health').expect(200);
-    expect(answer.body.info.locks).toMatchObject({ status: 'up', evictionPolicy: 'noeviction' });
+    const answer = await request(app.getHttpServer())
+      .get('/health')
+      .expect(200);
+    const body = answer.body as { info: { locks: unknown } };
+    expect(body.info.locks).toMatchObject({
+      status: 'up',
+      evictionPolicy: 'noeviction',
+    });
   });
 
   it('answers 409 to a second order on a busy id, then takes it again', async () => {
@@ -47,11 +58,18 @@ describe('AppController (e2e)', () => {
   });
 
   it('locks a service method across two instances', async () => {
-    const [one, two] = [(await start()).getHttpServer(), (await start()).getHttpServer()];
+    const [one, two] = [
+      (await start()).getHttpServer(),
+      (await start()).getHttpServer(),
+    ];
     const answers = await Promise.all(
-      [one, two, one, two].map((server) => request(server).post('/stock/sku-9')),
+      [one, two, one, two].map((server) =>
+        request(server).post('/stock/sku-9'),
+      ),
     );
-    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201]);
+    expect(answers.map((answer) => answer.status)).toEqual([
+      201, 201, 201, 201,
+    ]);
   });
 
   it('runs the cron job once per tick across every instance', async () => {
@@ -66,5 +84,48 @@ describe('AppController (e2e)', () => {
     expect(jobs.length).toBeGreaterThanOrEqual(4);
     expect(runs).toBeGreaterThanOrEqual(2);
     expect(runs).toBeLessThanOrEqual(4);
+  });
+
+  it('/health stays up (terminus 11 has no degraded) when only fencing is refused', async () => {
+    const redisUrl = process.env.REDIS_URL!;
+    const admin = new Redis(redisUrl);
+    // A user with every command but TIME, which only fences need.
+    await admin.call(
+      'ACL',
+      'SETUSER',
+      'nofence',
+      'on',
+      '>pw',
+      '~*',
+      '&*',
+      '+@all',
+      '-time',
+    );
+    process.env.REDIS_URL = `redis://nofence:pw@${new URL(redisUrl).host}`;
+    try {
+      const app = await start();
+      const locks = app.get(LockService);
+      await expect(
+        locks.acquire('fenced', { fencing: true }),
+      ).rejects.toMatchObject({
+        code: 'LOCK_STORE_REFUSED',
+        refused: 'time',
+      });
+      await (await locks.acquire('plain')).release();
+      const answer = await request(app.getHttpServer())
+        .get('/health')
+        .expect(200);
+      const body = answer.body as { status: string; info: { locks: unknown } };
+      expect(body.status).toBe('ok');
+      expect(body.info.locks).toMatchObject({
+        status: 'up',
+        refused: ['permission: time'],
+        warning: expect.stringContaining('grant +time') as unknown,
+      });
+    } finally {
+      process.env.REDIS_URL = redisUrl;
+      await admin.call('ACL', 'DELUSER', 'nofence');
+      admin.disconnect();
+    }
   });
 });

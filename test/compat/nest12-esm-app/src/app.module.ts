@@ -12,7 +12,9 @@ import { ReportJob } from './report.job.js';
     ScheduleModule.forRoot(),
     LockModule.forRootAsync({
       inject: [ConfigService],
-      useFactory: (config: ConfigService) => ({ redis: config.getOrThrow<string>('REDIS_URL') }),
+      useFactory: (config: ConfigService) => ({
+        redis: config.getOrThrow<string>('REDIS_URL'),
+      }),
     }),
   ],
   controllers: [AppController],

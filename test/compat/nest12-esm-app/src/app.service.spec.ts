@@ -1,6 +1,9 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { LockService } from 'nestjs-distributed-lock';
-import { LockTestingModule, MemoryLockStore } from 'nestjs-distributed-lock/testing';
+import {
+  LockTestingModule,
+  MemoryLockStore,
+} from 'nestjs-distributed-lock/testing';
 import { AppService } from './app.service.js';
 
 describe('AppService', () => {
@@ -20,8 +23,12 @@ describe('AppService', () => {
   afterEach(() => module.close());
 
   it('runs reserve for one sku one caller at a time', async () => {
-    const results = await Promise.all([1, 2, 3, 4].map(() => service.reserve('sku-1')));
-    expect(results.map((result) => result.reserved).sort()).toEqual([1, 2, 3, 4]);
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(() => service.reserve('sku-1')),
+    );
+    expect(
+      results.map((result) => result.reserved).sort((a, b) => a - b),
+    ).toEqual([1, 2, 3, 4]);
     expect(service.mostInside).toBe(1);
     expect(store.keys()).toEqual([]);
   });

@@ -25,7 +25,10 @@ describe('AppController (e2e)', () => {
 
   it('/ (GET)', async () => {
     const app = await start();
-    return request(app.getHttpServer()).get('/').expect(200).expect('Hello World!');
+    return request(app.getHttpServer())
+      .get('/')
+      .expect(200)
+      .expect('Hello World!');
   });
 
   it('answers 409 to a second order on a busy id, then takes it again', async () => {
@@ -34,18 +37,27 @@ describe('AppController (e2e)', () => {
       request(server).post('/orders/7'),
       request(server).post('/orders/7'),
     ]);
-    expect([first.status, second.status].sort()).toEqual([201, 409]);
+    expect([first.status, second.status].sort((a, b) => a - b)).toEqual([
+      201, 409,
+    ]);
     const busy = first.status === 409 ? first : second;
     expect(busy.body).toMatchObject({ statusCode: 409, resource: 'order:7' });
     await request(server).post('/orders/7').expect(201);
   });
 
   it('locks a service method across two instances', async () => {
-    const [one, two] = [(await start()).getHttpServer(), (await start()).getHttpServer()];
+    const [one, two] = [
+      (await start()).getHttpServer(),
+      (await start()).getHttpServer(),
+    ];
     const answers = await Promise.all(
-      [one, two, one, two].map((server) => request(server).post('/stock/sku-9')),
+      [one, two, one, two].map((server) =>
+        request(server).post('/stock/sku-9'),
+      ),
     );
-    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201]);
+    expect(answers.map((answer) => answer.status)).toEqual([
+      201, 201, 201, 201,
+    ]);
   });
 
   it('runs the cron job once per tick across every instance', async () => {
