@@ -85,7 +85,8 @@ export class LockBusyError extends LockError {
  */
 export type LockLossReason = 'expired' | 'vanished' | 'stolen' | 'unreachable' | 'max-hold';
 
-const lossAdvice: Record<LockLossReason, string> = {
+/** What each loss means and what to do about it, for `LockLostError` and the log. */
+export const lossAdvice: Readonly<Record<LockLossReason, string>> = {
   expired:
     'its lease ran out before it was renewed or released. Use a longer `ttl` or keep `autoRenew` on.',
   vanished:

@@ -1,5 +1,6 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import type { LockEvent } from '../engine/lock.events.js';
+import { lossAdvice } from '../errors/lock.errors.js';
 
 /**
  * The lines an operator wants, written to Nest's `Logger` (context `LockModule`) or the module's
@@ -45,7 +46,7 @@ export function lockLog(logger: LoggerService | false | undefined): (event: Lock
       case 'lost':
         return out.warn(
           `Lock "${event.key}" was lost while held (${event.reason}), after ${Math.round(event.held)} ms: ` +
-            'mutual exclusion may have been broken.',
+            `mutual exclusion may have been broken. It was lost because ${lossAdvice[event.reason]}`,
         );
     }
   };
