@@ -18,10 +18,13 @@ export type {
   LockOptionsFactory,
   RedisClusterConfig,
 } from './nest/interfaces/lock-module-options.interface.js';
-export type { LockOptions, WithLockOptions } from './engine/request/lock-options.interface.js';
-export type { OnLost } from './engine/hold/held-lock.js';
+export type {
+  LockOptions,
+  OnLost,
+  WithLockOptions,
+} from './engine/request/lock-options.interface.js';
 export type { Lock } from './engine/lock.interface.js';
-export type { LockEvent, LockEventType, StoreEvent } from './engine/lock.events.js';
+export type { LockEvent, LockEventType, StoreEvent, StoreOperation } from './engine/lock.events.js';
 export { currentLock } from './engine/hold/held-lock.js';
 export {
   ACQUIRE_CHANNEL,

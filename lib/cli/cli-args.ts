@@ -1,6 +1,10 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './exit-codes.js';
 
+/*
+ * The admin CLI's command line: its usage text, and the arguments parsed and checked.
+ */
+
 export const USAGE = `Usage: nestjs-distributed-lock <command> [options]
 
 Commands:

@@ -1,19 +1,25 @@
-import { LockBusyError, LockOptionsError } from '../errors/lock.errors.js';
-import type { LockOptions, WithLockOptions } from './request/lock-options.interface.js';
+import {
+  LockBusyError,
+  LockLostError,
+  LockOptionsError,
+  LockStoreRefusedError,
+} from '../errors/lock.errors.js';
+import type { LockOptions, OnLost, WithLockOptions } from './request/lock-options.interface.js';
 import { checkOnLost, isPlainObject } from './request/lock-options.validation.js';
-import { holdWhile, innermostFrame, runHoldingLock } from './hold/held-lock.js';
-import { EngineContext, shutDown, type LockEngineConfig } from './engine-context.js';
-import { LockAcquirer, type KeyEntry } from './acquire/lock-acquirer.js';
+import { innermostFrame, lossOf, runHoldingLock } from './hold/held-lock.js';
+import { EngineContext, shutDown, type LockEngineConfig } from './store-calls/engine-context.js';
+import { BusyKeys, LockAcquirer } from './acquire/lock-acquirer.js';
+import type { KeyEntry } from './acquire/key-queues.js';
 import { type LockEvent, traceAcquire, tracing } from './lock.events.js';
 import type { Lock } from './lock.interface.js';
 import { LockLeases } from './hold/lock-leases.js';
 import { describeKind, prepareLockRequest, type LockRequest } from './request/lock-request.js';
 import { NestedLock, reentry } from './hold/nested-lock.js';
-import type { LockStore } from '../stores/lock-store.interface.js';
+import type { LockStore, ReleaseResult } from '../stores/lock-store.interface.js';
 import type { Observable } from 'rxjs';
 import { LockInspections, waitersIn } from './lock-inspections.js';
 
-export type { LockEngineConfig } from './engine-context.js';
+export type { LockEngineConfig } from './store-calls/engine-context.js';
 
 /** With the instance id its process registers as the owner of its locks (see `inspections`). */
 export type LockEngineSettings = LockEngineConfig & { readonly instanceId?: string };
@@ -194,50 +200,37 @@ export class LockEngine {
 }
 
 /**
- * The engine's table of the keys this process is busy with (see `KeyEntry`): the acquirer fills
- * it, and an unqueued lock takes itself out at its end. Keys map to slot numbers, and entries
- * sit in an array of slots, cleared and reused; decision 0012 says why not a `Map` of entries.
+ * Runs `fn` while `lock` is held, releases the lock, and settles with `fn`'s outcome unless the
+ * lock was lost meanwhile: then as `onLost` says.
  */
-export class BusyKeys<V extends object> {
-  private readonly slotOf = new Map<string, number>();
-  private readonly slots: (V | undefined)[] = [];
-  private readonly freeSlots: number[] = [];
-
-  get size(): number {
-    return this.slotOf.size;
+export async function holdWhile<T>(
+  lock: Lock,
+  fn: () => T | Promise<T>,
+  onLost: OnLost<T>,
+): Promise<T> {
+  let outcome: { readonly result?: T; readonly cause?: unknown };
+  try {
+    outcome = { result: await fn() };
+  } catch (error) {
+    outcome = { cause: error };
   }
-
-  get(key: string): V | undefined {
-    const slot = this.slotOf.get(key);
-    return slot === undefined ? undefined : this.slots[slot];
+  // The work is done; a release the store cannot confirm still ends when the lease does. One it
+  // refused for good (an ACL without EVALSHA, say) leaves the key for its whole lease: the
+  // caller is told, though the code ran.
+  let released: ReleaseResult | undefined;
+  let refused: LockStoreRefusedError | undefined;
+  try {
+    released = await lock.release();
+  } catch (error) {
+    if (error instanceof LockStoreRefusedError) refused = error;
   }
-
-  set(key: string, entry: V): void {
-    const slot = this.slotOf.get(key);
-    if (slot !== undefined) {
-      this.slots[slot] = entry;
-      return;
-    }
-    const free = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.slots.length;
-    this.slots[free] = entry;
-    this.slotOf.set(key, free);
+  const lost = onLost === 'ignore' ? undefined : lossOf(lock, released);
+  if (lost && onLost !== 'ignore') {
+    const error = new LockLostError(lock.key, lost.reason, outcome);
+    if (onLost === 'throw') throw error;
+    return onLost(error);
   }
-
-  /** Drops `key` if its entry is still `entry` (another may have taken its place). */
-  deleteIf(key: string, entry: V): void {
-    const slot = this.slotOf.get(key);
-    if (slot === undefined || this.slots[slot] !== entry) return;
-    this.slotOf.delete(key);
-    this.slots[slot] = undefined;
-    this.freeSlots.push(slot);
-    // After a burst of many keys at once, let the grown arrays go.
-    if (this.slotOf.size === 0 && this.slots.length > 1024) {
-      this.slots.length = 0;
-      this.freeSlots.length = 0;
-    }
-  }
-
-  values(): V[] {
-    return [...this.slotOf.values()].map((slot) => this.slots[slot]!);
-  }
+  if ('cause' in outcome) throw outcome.cause;
+  if (refused) throw refused.afterRun(outcome.result);
+  return outcome.result as T;
 }

@@ -7,6 +7,11 @@ import {
 import type { ExtendResult, LockKind, ReleaseResult } from '../stores/lock-store.interface.js';
 import type { Lock } from './lock.interface.js';
 
+/*
+ * The engine's events (`events$`) and its `node:diagnostics_channel` tracing: the words every
+ * layer shares to tell what happened.
+ */
+
 interface EventBase {
   /** The lock key as the caller named it (without the module's prefix). */
   readonly key: string;
@@ -38,7 +43,7 @@ export type LockEvent =
       readonly type: 'error';
       /** Undefined for a batched renewal, which covers many keys. */
       readonly key: string | undefined;
-      readonly operation: 'acquire' | 'release' | 'extend' | 'subscribe' | 'ping';
+      readonly operation: StoreOperation;
       readonly error: Error;
     }
   | {
@@ -99,8 +104,11 @@ export type StoreEvent =
       /** The first refused call of its kind; its message says what to grant or fix. */
       readonly error: LockStoreRefusedError;
       /** What the refused call did: a refused `ping` (health, startup) leaves the locks working. */
-      readonly operation: 'acquire' | 'release' | 'extend' | 'subscribe' | 'ping';
+      readonly operation: StoreOperation;
     };
+
+/** What a store call does, as the `error` and `store-refused` events name it. */
+export type StoreOperation = 'acquire' | 'release' | 'extend' | 'subscribe' | 'ping';
 
 export type LockEventType = LockEvent['type'];
 

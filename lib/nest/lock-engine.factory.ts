@@ -23,6 +23,11 @@ import {
 import { checkConnectionTarget, provideStore } from './lock-store.factory.js';
 import { lockLog } from './lock.logger.js';
 
+/*
+ * Builds the engine from the module's options, checked at bootstrap: defaults, limits, logging
+ * and the store.
+ */
+
 const knownModuleOptions = new Set([
   'redis',
   'redlock',

@@ -1,6 +1,11 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { LockModuleOptions } from './interfaces/lock-module-options.interface.js';
 
+/*
+ * The module's definition: `forRoot`/`forRootAsync` and their options, built with Nest's
+ * `ConfigurableModuleBuilder`.
+ */
+
 export const {
   ConfigurableModuleClass: ConfigurableLockModule,
   MODULE_OPTIONS_TOKEN: LOCK_MODULE_OPTIONS,

@@ -5,6 +5,7 @@ import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DistributedLock, LockModule } from '../../lib/index.js';
 import { useRedisServer } from '../harness/use-redis.js';
+import { waitUntil } from '../harness/waits.js';
 
 /**
  * The files of `lib/` whose functions ran during one uncontended call of a decorated method,
@@ -43,8 +44,16 @@ describe('one uncontended decorated call', () => {
     session.connect();
     try {
       const reports = app.get(Reports);
-      // Warm: first calls load modules and connect.
+      // Warm: first calls load modules and connect, and the process's subscriber (for forced
+      // releases) is connected, as it is for the rest of an app's life.
       for (let i = 0; i < 3; i++) await reports.build(`warm-${i}`);
+      const probe = redis.server.client();
+      await waitUntil('the forced-release channel subscribed', async () =>
+        ((await probe.pubsub('CHANNELS')) as string[]).some((channel) =>
+          channel.endsWith('forced'),
+        ),
+      );
+      probe.disconnect();
       await session.post('Profiler.enable');
       await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
       await session.post('Profiler.takePreciseCoverage');

@@ -77,6 +77,7 @@ const ROOT_TYPES = [
   'ReplicaAcknowledgement',
   'StoreClient',
   'StoreEvent',
+  'StoreOperation',
   'TraceOutcome',
   'WithLockOptions',
 ];

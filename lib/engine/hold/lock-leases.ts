@@ -1,10 +1,9 @@
-import { type EngineContext, stopWork } from '../engine-context.js';
-import type { BusyKeys } from '../lock-engine.js';
+import { type EngineContext, stopWork } from '../store-calls/engine-context.js';
+import type { KeyTable } from '../wait/wait.types.js';
 import { leaseEnd } from '../request/lock-request.js';
 import { traceExtend, tracing } from '../lock.events.js';
-import type { HeldLock, HoldParts } from './held-lock.js';
+import { loseLock, type HeldLock, type HoldParts } from './held-lock.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
-import { loseLock } from './lock-release.js';
 
 /**
  * The locks this engine holds, in the watchdog that renews them: what a held lock needs to end
@@ -17,7 +16,7 @@ export class LockLeases {
   constructor(
     private readonly context: EngineContext,
     /** The acquirer's table, which holds a lock without a queue (see `HeldLock.queue`). */
-    busyKeys: BusyKeys<object>,
+    busyKeys: KeyTable,
   ) {
     this.watchdog = new LeaseWatchdog<HeldLock>({
       extend: (leases) => {

@@ -1,4 +1,11 @@
-import type { OnLost } from '../hold/held-lock.js';
+import type { LockLostError } from '../../errors/lock.errors.js';
+
+/**
+ * What a call that held a lock does when the lock was lost while its code ran: `'throw'` the
+ * `LockLostError` (the code's own result or error rides on it), `'ignore'` the loss and keep
+ * the code's outcome, or a function whose result is returned instead.
+ */
+export type OnLost<T = unknown> = 'throw' | 'ignore' | ((error: LockLostError) => T);
 
 /** Options for one lock acquisition. Module-wide defaults come from `LockModuleOptions.defaults`. */
 export interface LockOptions {

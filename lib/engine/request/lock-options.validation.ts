@@ -1,6 +1,11 @@
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import type { LockOptions, ResolvedLockOptions } from './lock-options.interface.js';
 
+/*
+ * The checks of lock options, and their defaults: a bad option is a `LockOptionsError` before any
+ * store call.
+ */
+
 export const MAX_TTL = 2 ** 31 - 1;
 
 export const DEFAULT_LOCK_OPTIONS: ResolvedLockOptions = Object.freeze({

@@ -105,6 +105,11 @@ export function leaseEnd(store: LockStore, sentAt: number, ttl: number): number 
   return sentAt + ttl - leaseMargin(ttl) - (store.drift?.(ttl) ?? 0);
 }
 
+/** True once a lease's local deadline has passed: a grant then must not be handed to a holder. */
+export function isLate({ expiresAt }: { readonly expiresAt: number }): boolean {
+  return performance.now() >= expiresAt;
+}
+
 /**
  * One queue per set of keys (in the caller's order), per kind (and limit) and per engine. Readers and
  * writers of one key queue apart: the store decides between them.

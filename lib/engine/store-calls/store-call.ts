@@ -1,6 +1,6 @@
 import { LockError, LockStoreError } from '../../errors/lock.errors.js';
 import { afterPendingIo } from '../../stores/after-pending-io.js';
-import type { LockEvent } from '../lock.events.js';
+import type { StoreOperation } from '../lock.events.js';
 import type { StoreHealthMonitor } from './store-health-monitor.js';
 import { inLibraryScope } from '../../stores/library-scope.js';
 import { asStoreError } from '../../stores/store-refusals.js';
@@ -106,9 +106,6 @@ export class CallDeadlines {
     this.timer = inLibraryScope(() => setTimeout(() => this.sweep(), delay).unref());
   }
 }
-
-/** What a store call does, as the `error` event names it. */
-export type StoreOperation = Extract<LockEvent, { type: 'error' }>['operation'];
 
 /**
  * One store call, bounded by `deadlines.ms`: its promise settles with the answer as `map` reads

@@ -2,8 +2,7 @@ import { LockStoreRefusedError, type LockError } from '../../errors/lock.errors.
 import type { LockStore } from '../../stores/lock-store.interface.js';
 import { timed } from '../../stores/store-health.js';
 import { refusesCorePath } from '../../stores/store-refusals.js';
-import type { LockEvent, StoreEvent } from '../lock.events.js';
-import type { StoreOperation } from './store-call.js';
+import type { LockEvent, StoreEvent, StoreOperation } from '../lock.events.js';
 
 /** Where store events go: the event stream, and the operator's log. */
 export interface StoreEventSink {

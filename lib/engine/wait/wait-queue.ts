@@ -1,13 +1,110 @@
-import type { AttemptOutcome, Grant, Waiter } from './wait.types.js';
-import { QueueState } from './queue-state.js';
+import { newLockToken, queueKey, type LockRequest } from '../request/lock-request.js';
+import type { LockKind } from '../../stores/lock-store.interface.js';
 import { fallbackDelay } from '../../policy/wait-policy.js';
+import { LocalHandoffs } from './local-handoffs.js';
+import { PendingCalls } from './pending-calls.js';
+import type { ReleaseListener } from '../../stores/lock-store.interface.js';
+import type { AttemptOutcome, Grant, KeyTable, Waiter } from './wait.types.js';
+import { WakeLatch } from './wake-latch.js';
+
+/** What a queue needs from the engine; one driver serves every queue. */
+export interface QueueDriver {
+  /** Subscribes to release notifications for every key of the queue. */
+  subscribe(queue: WaitQueue, onRelease: ReleaseListener): Promise<() => void>;
+  /** The queue stopped waiting: take it out of the store's turn list. */
+  leaveTurns(queue: WaitQueue): void;
+  /** Gives back a grant no waiter wants any more. */
+  discard(queue: WaitQueue, grant: Grant): void;
+  /** The keys this process is busy with: a queue with nothing left to do takes itself out. */
+  readonly busyKeys: KeyTable;
+  /**
+   * Longest sleep of `queue` between attempts when no notification comes: `pollCap`, longer
+   * while many queues wait at once (see `pollInterval`), except for a writer, whose mark holds
+   * readers back only as long as it keeps trying.
+   */
+  pollCapOf(queue: WaitQueue): number;
+  /** Counts the queues that wait (`1` when one starts, `-1` when it ends). */
+  waiting(change: 1 | -1): void;
+  /** Most hand-offs in a row that keep a lock inside this process (see `nextLocalHolder`). */
+  readonly localHandoffs: number;
+  /** How long the store keeps a key for a process whose turn it is, if it keeps turns. */
+  readonly turnGrace?: number;
+}
 
 /**
- * The waiters of one process for one lock, first in, first out. Only the head talks to the
- * store; the others wait their turn in memory, so a hot key costs the store one attempt per
- * process and not one per request.
+ * The one owner of a lock's keys in this process (one per set of keys, kind and limit): its
+ * waiters, first in, first out; how many locks of it this process holds; and how the lock moved
+ * here lately (its local hand-offs). Only the head talks to the store, through attempts of its
+ * own; the others wait their turn in memory, so a hot key costs the store one attempt per
+ * process and not one per request. The store calls tell it what they found (`noteRelease`,
+ * `successorAnswered`, `handOffAnswered`), and it delivers grants to its waiters: it never
+ * reaches up to the locks or the acquirer.
  */
-export class WaitQueue extends QueueState {
+export class WaitQueue {
+  private readonly waiters: Waiter[] = [];
+  private readonly latch = new WakeLatch();
+  private queueId?: string;
+  /** Locks on this queue's keys held by this process. */
+  private holders = 0;
+  private running = false;
+  private unsubscribe?: () => void;
+  private readonly pending = new PendingCalls();
+  private readonly handoffs: LocalHandoffs;
+  /** The head's last attempt failed, so the store may have this queue in its turn list. */
+  private inLine = false;
+  /** This queue's entry in the busy keys table (see `queueKey`). */
+  private readonly busyKey: string;
+  /** The store's keys this queue waits for (prefix applied). */
+  readonly keys: readonly string[];
+  /** The keys as the caller named them, for messages. */
+  readonly label: string;
+  readonly kind: LockKind;
+  /** How many locks of the queue this process may hold at once (see `holdersPerProcess`). */
+  private readonly capacity: number;
+
+  constructor(
+    private readonly driver: QueueDriver,
+    { fullKeys, label, kind }: LockRequest,
+  ) {
+    this.keys = fullKeys;
+    this.busyKey = queueKey({ fullKeys, kind });
+    this.label = label;
+    this.kind = kind;
+    this.capacity = holdersPerProcess(kind);
+    this.handoffs = new LocalHandoffs(driver.localHandoffs, this.capacity);
+  }
+
+  /** Names this queue in the store's turn list and in notifications of whose turn it is. */
+  get id(): string {
+    // Made on first use: most queues live for one uncontended lock and never need it.
+    return (this.queueId ??= newLockToken());
+  }
+
+  /** True when an attempt may skip the queue: nobody here holds, waits or tries. */
+  get free(): boolean {
+    return this.holders === 0 && this.pending.outside === 0 && this.waiters.length === 0;
+  }
+
+  /** True when this process holds as many locks of the queue as it may. */
+  get full(): boolean {
+    return this.holders >= this.capacity;
+  }
+
+  /** The lock held here was handed off by another holder here (see `LocalHandoffs`). */
+  get handedOff(): boolean {
+    return this.handoffs.handedOff;
+  }
+
+  /** True while some waiter here still wants the lock. */
+  get waiting(): boolean {
+    return this.waiters.length > 0;
+  }
+
+  /** How many requests wait in this queue (for `inspect`). */
+  get waiterCount(): number {
+    return this.waiters.length;
+  }
+
   /** An attempt sent at `sentAt` outside the queue. */
   beginOutsideAttempt(sentAt = performance.now()): void {
     this.pending.beginOutside(sentAt);
@@ -243,4 +340,10 @@ export class WaitQueue extends QueueState {
     this.unsubscribe = undefined;
     this.driver.busyKeys.deleteIf(this.busyKey, this);
   }
+}
+
+/** How many locks of this kind one process may hold on the key at once. */
+function holdersPerProcess(kind: LockKind): number {
+  if (kind.type === 'semaphore') return kind.limit;
+  return kind.type === 'read' ? Infinity : 1;
 }

@@ -1,7 +1,4 @@
-import type { ReleaseListener } from '../../stores/lock-store.interface.js';
-import type { WaitQueue } from './wait-queue.js';
-import type { BusyKeys } from '../lock-engine.js';
-
+/** The values a queue passes around: grants, attempt outcomes, and the waiters it serves. */
 /** A won acquire attempt, waiting to be turned into a lock. */
 export interface Grant {
   readonly token: string;
@@ -32,26 +29,16 @@ export interface Waiter {
   fail(error: unknown): void;
 }
 
-/** What a queue needs from the engine; one driver serves every queue. */
-export interface QueueDriver {
-  /** Subscribes to release notifications for every key of the queue. */
-  subscribe(queue: WaitQueue, onRelease: ReleaseListener): Promise<() => void>;
-  /** The queue stopped waiting: take it out of the store's turn list. */
-  leaveTurns(queue: WaitQueue): void;
-  /** Gives back a grant no waiter wants any more. */
-  discard(queue: WaitQueue, grant: Grant): void;
-  /** The keys this process is busy with: a queue with nothing left to do takes itself out. */
-  readonly busyKeys: BusyKeys<object>;
-  /**
-   * Longest sleep of `queue` between attempts when no notification comes: `pollCap`, longer
-   * while many queues wait at once (see `pollInterval`), except for a writer, whose mark holds
-   * readers back only as long as it keeps trying.
-   */
-  pollCapOf(queue: WaitQueue): number;
-  /** Counts the queues that wait (`1` when one starts, `-1` when it ends). */
-  waiting(change: 1 | -1): void;
-  /** Most hand-offs in a row that keep a lock inside this process (see `nextLocalHolder`). */
-  readonly localHandoffs: number;
-  /** How long the store keeps a key for a process whose turn it is, if it keeps turns. */
-  readonly turnGrace?: number;
+/**
+ * The table of the keys this process is busy with, as the queues and the locks that take
+ * themselves out of it see it: its entries are queues, and attempts or locks without one. The
+ * acquirer, which fills it, keeps it (`BusyKeys`).
+ */
+export interface KeyTable<V extends object = object> {
+  readonly size: number;
+  get(key: string): V | undefined;
+  set(key: string, entry: V): void;
+  /** Drops `key` if its entry is still `entry` (another may have taken its place). */
+  deleteIf(key: string, entry: V): void;
+  values(): V[];
 }

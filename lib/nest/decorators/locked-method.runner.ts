@@ -8,11 +8,18 @@ import {
   LockStoreRefusedError,
 } from '../../errors/lock.errors.js';
 import type { OnBusy, OnLostCall } from '../interfaces/distributed-lock-options.interface.js';
-import { holdWhile, lossOf, type OnLost } from '../../engine/hold/held-lock.js';
+import { lossOf } from '../../engine/hold/held-lock.js';
+import { holdWhile } from '../../engine/lock-engine.js';
+import type { OnLost } from '../../engine/request/lock-options.interface.js';
 import type { LockOptions } from '../../engine/request/lock-options.interface.js';
 import type { KeyResolver } from '../keys/lock-key.resolver.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_SERVICE, notManaged } from './locked-instances.js';
+
+/*
+ * Runs a decorated method under its lock: a Promise held until it settles, an Observable until it
+ * ends.
+ */
 
 export type Method = (...args: unknown[]) => unknown;
 

@@ -15,6 +15,10 @@ import { MemoryHolderSets } from './memory-holder-sets.js';
 import { inLibraryScope } from '../library-scope.js';
 import { MemoryInspector } from './memory-inspection.js';
 
+/*
+ * The memory store: the reference implementation of the `LockStore` contract, in one process.
+ */
+
 interface Entry {
   token: string;
   expiresAt: number;

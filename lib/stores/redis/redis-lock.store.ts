@@ -43,6 +43,10 @@ import {
 import { RedisLockInspector } from './lock-inspection.js';
 import { RELEASE_HOLDER } from './scripts/holder-set.scripts.js';
 
+/*
+ * The Redis store: the `LockStore` contract on one server, a Sentinel master or a Cluster.
+ */
+
 const SHARED_KINDS: readonly SharedLockType[] = Object.freeze(['semaphore', 'read', 'write']);
 const NO_RELEASE_OPTIONS: ReleaseOptions = Object.freeze({});
 

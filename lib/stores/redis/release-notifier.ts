@@ -4,6 +4,11 @@ import { closeConnection } from './close-connection.js';
 import { OWNED_DISCONNECT_TIMEOUT_MS } from './owned-client.js';
 import { inLibraryScope } from '../library-scope.js';
 
+/*
+ * Release notifications: the one subscriber connection of a Redis store, and who listens on which
+ * channel.
+ */
+
 type Subscriber = Redis | Cluster;
 
 /**

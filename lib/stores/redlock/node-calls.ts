@@ -1,6 +1,10 @@
 import { afterPendingIo } from '../after-pending-io.js';
 import type { NodeOutcome } from '../lock-store.interface.js';
 
+/*
+ * One call to every Redlock node at once, and the answers counted against the quorum.
+ */
+
 export type NodeAnswer<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
 

@@ -1,20 +1,16 @@
-import { shutDown, type EngineContext } from '../engine-context.js';
-import type { BusyKeys } from '../lock-engine.js';
+import { HeldLock, holdLock, type HoldParts } from '../hold/held-lock.js';
 import type { Lock } from '../lock.interface.js';
 import { queueKey, type LockRequest } from '../request/lock-request.js';
-import { HeldLock, type HoldParts } from '../hold/held-lock.js';
-import {
-  type AttemptCall,
-  holdLock,
-  type KeyEntry,
-  marksWriter,
-  sendAttempt,
-} from '../acquire/lock-acquirer.js';
-import type { Refusals } from '../acquire/refusals.js';
-import { createQueueDriver } from './queue-driver.js';
-import { WaitQueue } from './wait-queue.js';
-import type { AttemptOutcome, QueueDriver } from './wait.types.js';
+import { shutDown, type EngineContext } from '../store-calls/engine-context.js';
+import { type AttemptCall, marksWriter, sendAttempt } from '../store-calls/lock-calls.js';
+import { createQueueDriver } from '../store-calls/queue-driver.js';
+import type { Refusals } from '../store-calls/refusals.js';
+import { WaitQueue, type QueueDriver } from '../wait/wait-queue.js';
+import type { AttemptOutcome, KeyTable } from '../wait/wait.types.js';
 import { waitInQueue, type WaiterParts } from './waiter.js';
+
+/** What this process is doing with a set of keys: a queue, or one attempt or lock alone. */
+export type KeyEntry = WaitQueue | AttemptCall | HeldLock;
 
 /**
  * The queues of the keys this process is busy with, one per set of keys (`queueKey`): made when
@@ -30,7 +26,7 @@ export class KeyQueues {
   constructor(
     private readonly context: EngineContext,
     private readonly hold: HoldParts,
-    private readonly busyKeys: BusyKeys<KeyEntry>,
+    private readonly busyKeys: KeyTable<KeyEntry>,
     private readonly refusals: Refusals,
   ) {
     this.waiting = { context, hold, refusals };

@@ -3,12 +3,12 @@ import type { Lock } from '../lock.interface.js';
 import { leaseTtlOf, type LockRequest } from '../request/lock-request.js';
 import { SLOW_STORE_MS } from '../../policy/wait-policy.js';
 import { MAX_TTL } from '../request/lock-options.validation.js';
-import type { WaitQueue } from './wait-queue.js';
-import type { Waiter } from './wait.types.js';
-import type { EngineContext } from '../engine-context.js';
-import type { HoldParts } from '../hold/held-lock.js';
-import { holdLock, sendAttempt } from '../acquire/lock-acquirer.js';
-import type { Refusals } from '../acquire/refusals.js';
+import type { WaitQueue } from '../wait/wait-queue.js';
+import type { Waiter } from '../wait/wait.types.js';
+import type { EngineContext } from '../store-calls/engine-context.js';
+import { holdLock, type HoldParts } from '../hold/held-lock.js';
+import { sendAttempt } from '../store-calls/lock-calls.js';
+import type { Refusals } from '../store-calls/refusals.js';
 
 /** What a waiter uses: the store, through attempts; the hold parts, to hold what it wins. */
 export interface WaiterParts {

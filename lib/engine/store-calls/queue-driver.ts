@@ -1,15 +1,15 @@
 import { pollInterval } from '../../policy/wait-policy.js';
 import type { ReleaseListener } from '../../stores/lock-store.interface.js';
-import type { EngineContext } from '../engine-context.js';
-import type { BusyKeys } from '../lock-engine.js';
-import type { WaitQueue } from './wait-queue.js';
-import type { QueueDriver } from './wait.types.js';
+import type { EngineContext } from './engine-context.js';
+import type { WaitQueue } from '../wait/wait-queue.js';
+import type { QueueDriver } from '../wait/wait-queue.js';
+import type { KeyTable } from '../wait/wait.types.js';
 
 /**
  * What every queue of an engine asks of the store, made once and shared by them all, so that
  * a queue makes no closures of its own.
  */
-export function createQueueDriver(context: EngineContext, busyKeys: BusyKeys<object>): QueueDriver {
+export function createQueueDriver(context: EngineContext, busyKeys: KeyTable): QueueDriver {
   const { pollCap } = context.config;
   let waiting = 0;
   return {

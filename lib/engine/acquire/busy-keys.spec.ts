@@ -1,4 +1,4 @@
-import { BusyKeys } from './lock-engine.js';
+import { BusyKeys } from './lock-acquirer.js';
 
 /** A small deterministic generator, so a failing sequence can be replayed. */
 function random(seed: number): () => number {

@@ -5,7 +5,7 @@ import {
   type LockError,
   type NodeOutcome,
 } from '../../errors/lock.errors.js';
-import type { EngineContext } from '../engine-context.js';
+import type { EngineContext } from './engine-context.js';
 import { describeKind, leaseTtlOf, type LockRequest } from '../request/lock-request.js';
 import type { LockKind } from '../../stores/lock-store.interface.js';
 import type { AttemptOutcome, Grant } from '../wait/wait.types.js';

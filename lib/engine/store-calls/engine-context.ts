@@ -1,17 +1,17 @@
-import type { ResolvedLockOptions } from './request/lock-options.interface.js';
-import type { LockKind, LockStore } from '../stores/lock-store.interface.js';
-import { MUTEX } from './request/lock-request.js';
-import { LockOptionsError, LockShutdownError } from '../errors/lock.errors.js';
+import type { ResolvedLockOptions } from '../request/lock-options.interface.js';
+import type { LockKind, LockStore } from '../../stores/lock-store.interface.js';
+import { MUTEX } from '../request/lock-request.js';
+import { LockOptionsError, LockShutdownError } from '../../errors/lock.errors.js';
 import { Subject } from 'rxjs';
-import type { LockEvent } from './lock.events.js';
-import {
-  CallDeadlines,
-  callStore,
-  type CallHooks,
-  type StoreOperation,
-} from './store-calls/store-call.js';
-import { inLibraryScope } from '../stores/library-scope.js';
-import { StoreHealthMonitor } from './store-calls/store-health-monitor.js';
+import type { LockEvent, StoreOperation } from '../lock.events.js';
+import { CallDeadlines, callStore, type CallHooks } from './store-call.js';
+import { inLibraryScope } from '../../stores/library-scope.js';
+import { StoreHealthMonitor } from './store-health-monitor.js';
+
+/*
+ * What the engine's parts share: its configuration, the event stream, and bounded store calls
+ * with the store's health.
+ */
 
 export interface LockEngineConfig {
   readonly store: LockStore;
