@@ -40,9 +40,9 @@ describe('an acquire sent just after Redis dies (SIGKILL)', () => {
     // As `forRoot({ redis: url })` builds it: a client of the module's own.
     const { store, close } = provideStore({ redis: server.url } as LockModuleOptions);
     engine = engineOn(store, { storeTimeout: STORE_TIMEOUT, closeStore: close });
-    client = (store as RedisLockStore).client as Redis;
     // The client connects on its first command.
     await (await engine.acquire('warm')).release();
+    client = (store as RedisLockStore).client as Redis;
   });
 
   afterAll(async () => {
