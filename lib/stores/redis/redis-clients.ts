@@ -1,7 +1,6 @@
 import { LockOptionsError } from '../../errors/lock.errors.js';
 import type { RedisClientPort } from './redis-client.port.js';
-import { ioredisPort } from './ioredis/ioredis.adapter.js';
-import type { IoredisClient } from './ioredis/ioredis-internals.js';
+import { ioredisPort, type IoredisClient } from './ioredis/ioredis.adapter.js';
 import { nodeRedisPort } from './node-redis/node-redis.adapter.js';
 import type { NodeRedisClientLike } from './node-redis/node-redis-connection.js';
 import { glidePort, type GlideClientLike } from './glide/glide.adapter.js';

@@ -41,6 +41,8 @@ export function corkBatch(backlog: number): number {
 
 const LIBRARY_CORK_RULE: CorkRule = { backlog: CORK_BACKLOG, batch: corkBatch };
 
+export type { IoredisClient };
+
 /** The store's sender on an ioredis client (with `rule` for holding writes back). */
 export function corkingSender(
   client: IoredisClient,

@@ -18,9 +18,9 @@ const reconnectStrategy = (retries: number): number => Math.min(retries * 50, 50
 
 /**
  * Loads node-redis (`redis`, else `@redis/client`) and makes the module's client. Not
- * connected: the store connects it on its first call. node-redis's defaults otherwise stand:
- * its offline queue holds commands while it reconnects, but the store refuses calls while the
- * connection is known down, so none waits there.
+ * connected: the store connects it on its first call, and waits for it to be ready. Without an
+ * offline queue: a command node-redis took while its socket had just closed, before it heard
+ * of the close, would otherwise wait there through the reconnects, not fail with the socket.
  */
 export async function buildNodeRedis({ target }: NodeRedisTarget): Promise<RedisClientPort> {
   const module = (await import('redis').catch(() => import('@redis/client'))) as unknown as {
@@ -32,11 +32,15 @@ export async function buildNodeRedis({ target }: NodeRedisTarget): Promise<Redis
     const rootNodes = target.cluster.map((node) =>
       typeof node === 'string' ? { url: node } : node,
     );
-    client = module.createCluster({ rootNodes });
+    client = module.createCluster({ rootNodes, defaults: { disableOfflineQueue: true } });
   } else {
     const options = typeof target === 'string' ? { url: target } : target;
     const socket = (options as { socket?: object }).socket;
-    client = module.createClient({ ...options, socket: { reconnectStrategy, ...socket } });
+    client = module.createClient({
+      disableOfflineQueue: true,
+      ...options,
+      socket: { reconnectStrategy, ...socket },
+    });
   }
   client.on('error', () => undefined);
   return nodeRedisPort(client);

@@ -23,6 +23,13 @@ import {
 /** Which of node-redis's three `sendCommand` forms a client has. */
 type Form = 'client' | 'cluster' | 'sentinel';
 
+/** The events that say a connection is up and that it ended: a Cluster has its own names. */
+const EVENTS: Readonly<Record<Form, { up: string; gone: string }>> = {
+  client: { up: 'ready', gone: 'end' },
+  sentinel: { up: 'ready', gone: 'end' },
+  cluster: { up: 'connect', gone: 'disconnect' },
+};
+
 /** Commands the store sends that name no key: a Cluster sends them to any node. */
 const KEYLESS: ReadonlySet<string> = new Set(['ping', 'info', 'config', 'cluster', 'wait', 'time']);
 
@@ -81,13 +88,14 @@ export function nodeRedisPort(client: NodeRedisClientLike): RedisClientPort {
     watch: ({ ready, down }) => {
       const onError = (error: unknown): void => down(asErrorReply(error) as Error);
       const onEnd = (): void => down();
-      client.on('ready', ready);
+      const { up, gone } = EVENTS[form];
+      client.on(up, ready);
       client.on('error', onError);
-      client.on('end', onEnd);
+      client.on(gone, onEnd);
       return () => {
-        client.off('ready', ready);
+        client.off(up, ready);
         client.off('error', onError);
-        client.off('end', onEnd);
+        client.off(gone, onEnd);
       };
     },
     connect: () => {
@@ -139,7 +147,7 @@ function subscriberOf(
   const sharded = form === 'cluster';
   const listener = (message: string, channel: string): void => events.message(channel, message);
   let readyOnce = false;
-  connection.on('ready', () => {
+  connection.on(EVENTS[form].up, () => {
     if (readyOnce) events.missed();
     readyOnce = true;
   });
