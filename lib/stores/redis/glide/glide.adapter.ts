@@ -22,7 +22,8 @@ import { asGlideReply, isConnectionFailure } from './glide-replies.js';
 
 /** The members of a GLIDE client the adapter uses. */
 export interface GlideClientLike {
-  customCommand(args: string[], options?: { route?: string }): Promise<unknown>;
+  /** Its options: a route on a Cluster (see `TO_ANY_NODE`), a decoder. */
+  customCommand(args: string[], options?: never): Promise<unknown>;
   close(): void;
 }
 
@@ -65,7 +66,7 @@ export function glidePort(client: GlideClientLike): RedisClientPort {
   const call = (command: string, args: readonly RedisArg[]): Promise<unknown> => {
     const full = [command, ...args.map(String)];
     return cluster && KEYLESS.has(command)
-      ? client.customCommand(full, TO_ANY_NODE)
+      ? client.customCommand(full, TO_ANY_NODE as never)
       : client.customCommand(full);
   };
   const reject = (error: unknown): never => {

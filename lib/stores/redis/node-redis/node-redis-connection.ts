@@ -12,8 +12,8 @@ export interface NodeRedisClientLike {
   readonly isReady: boolean;
   connect(): Promise<unknown>;
   duplicate(overrides?: object): NodeRedisClientLike;
-  on(event: string, listener: (...args: never[]) => void): unknown;
-  off(event: string, listener: (...args: never[]) => void): unknown;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  off(event: string, listener: (...args: unknown[]) => void): unknown;
   subscribe?(
     channel: string,
     listener: (message: string, channel: string) => void,
