@@ -30,6 +30,7 @@ import { lockLog } from './lock.logger.js';
 
 const knownModuleOptions = new Set([
   'redis',
+  'client',
   'redlock',
   'redlockOptions',
   'replicas',
@@ -90,11 +91,11 @@ function validateModuleOptions(options: LockModuleOptions): void {
         'independent masters) or "store" (a LockStore).',
     );
   }
-  if (redis !== undefined) checkConnectionTarget(redis, 'redis');
+  if (redis !== undefined) checkConnectionTarget(redis, 'redis', options.client);
   if (redlock !== undefined) {
     if (!Array.isArray(redlock))
       throw new LockOptionsError('LockModule "redlock" must be an array of Redis nodes.');
-    redlock.forEach((node, i) => checkConnectionTarget(node, `redlock[${i}]`));
+    redlock.forEach((node, i) => checkConnectionTarget(node, `redlock[${i}]`, options.client));
   }
   if (
     keyPrefix !== undefined &&

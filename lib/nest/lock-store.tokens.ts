@@ -5,8 +5,9 @@ import type { LockService } from './lock.service.js';
 export const LOCK_STORE = Symbol('LOCK_STORE');
 
 /**
- * Injects the ioredis client the locks use: a `Redis` (one server or Sentinel) or a `Cluster`;
- * Redlock's node clients as an array; `undefined` with a custom `store` that shares no `client`.
+ * Injects the Redis client the locks use (ioredis, node-redis or Valkey GLIDE: yours, or the one
+ * the module made); Redlock's node clients as an array; `undefined` with a custom `store` that
+ * shares no `client`.
  * Use it for your own commands, e.g. fenced writes on the same server; do not close it, the
  * module does.
  */
@@ -19,6 +20,9 @@ export function storeOf(locks: LockService): LockStore {
   return locks.engine.store;
 }
 
-export function redisClientOf(locks: LockService): LockRedisClient {
-  return locks.engine.store.client;
+/** The store's client, once a client the module makes is made (its library loads first). */
+export async function redisClientOf(locks: LockService): Promise<LockRedisClient> {
+  const { store } = locks.engine;
+  await (store as { clientReady?: () => Promise<void> }).clientReady?.();
+  return store.client;
 }

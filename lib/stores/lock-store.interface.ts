@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from './redis/redis-clients.js';
 import type { LockInspector } from './lock-inspection.interface.js';
 
 /** What a release found. `expired`: the lease had already run out. `stolen`: another owner holds it. */
@@ -172,10 +172,11 @@ export interface StoreHealth {
 }
 
 /**
- * What `LOCK_REDIS_CLIENT` injects from a store: the ioredis `Redis` (one server or Sentinel) or
- * `Cluster` it talks through, or a quorum store's node clients, in order.
+ * What `LOCK_REDIS_CLIENT` injects from a store: the client it talks through (ioredis,
+ * node-redis or Valkey GLIDE: yours, or the one the module made), or a quorum store's node
+ * clients, in order.
  */
-export type StoreClient = Redis | Cluster | readonly Redis[];
+export type StoreClient = RedisClient | readonly RedisClient[];
 
 /**
  * A lock backend. Implement it to plug in another backend; `MemoryLockStore` is the reference.

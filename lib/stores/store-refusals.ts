@@ -7,6 +7,25 @@ import {
 import { scriptLine } from './redis/scripts/lua-script.js';
 
 /**
+ * The name of an error reply, as every Redis client adapter hands it to the store: an `Error`
+ * with this name whose message is the reply's text as Redis wrote it (see
+ * redis/redis-client.port.ts). ioredis's own `ReplyError` has that shape already.
+ */
+export const ERROR_REPLY = 'ReplyError';
+
+/** An error reply of Redis, in the adapters' shape. */
+export function isErrorReply(error: unknown): error is Error {
+  return error instanceof Error && error.name === ERROR_REPLY;
+}
+
+/** An error reply in the adapters' shape: Redis's text, the client's error as the cause. */
+export function errorReply(reply: string, cause?: unknown): Error {
+  const error = new Error(reply, cause === undefined ? undefined : { cause });
+  error.name = ERROR_REPLY;
+  return error;
+}
+
+/**
  * A store call's failure as the caller hears it: a `LockError` as is; an error reply that
  * retrying cannot fix (credentials refused, NOPERM, WRONGTYPE, READONLY, a script error, a
  * NOSCRIPT that outlived the reload) as `LockStoreRefusedError`, naming what to grant or fix;
@@ -82,13 +101,11 @@ const AUTHENTICATION =
  * ACL user, none given where one is required): a misconfiguration, not an outage.
  */
 export function isAuthenticationRefusal(error: unknown): boolean {
-  return (
-    error instanceof Error && error.name === 'ReplyError' && AUTHENTICATION.test(error.message)
-  );
+  return isErrorReply(error) && AUTHENTICATION.test(error.message);
 }
 
 /**
- * Reads an error the store answered with (an ioredis `ReplyError`) as a refusal, or
+ * Reads an error reply the store answered with (see `isErrorReply`) as a refusal, or
  * `undefined` when it is not one (a timeout, a lost connection, a reply that time can change).
  * `prefix` is the module's key prefix, which the advice on keys and channels names.
  */
@@ -97,7 +114,7 @@ export function storeRefusalOf(
   prefix: string,
   keyGrant = `~${prefix}* and ~{${prefix}*`,
 ): StoreRefusal | undefined {
-  if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
+  if (!isErrorReply(error)) return undefined;
   const reply = error.message;
   if (AUTHENTICATION.test(reply)) {
     const advice =

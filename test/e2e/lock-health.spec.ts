@@ -84,7 +84,7 @@ describe('LockHealthIndicator (terminus)', () => {
       expect(performance.now() - startedAt).toBeLessThan(100);
       expect(result.locks).toEqual({
         status: 'down',
-        message: 'not connected (reconnecting): the connection closed',
+        message: 'not connected: the connection closed',
       });
     });
 

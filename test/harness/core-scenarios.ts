@@ -5,6 +5,7 @@ import { DistributedLock, LockModule, LockService } from '../../lib/index.js';
 import { CapturingLogger } from './capturing-logger.js';
 import { ChildWorker } from './child-workers.js';
 import type { CoreWaiterConfig } from '../fixtures/core-waiter.js';
+import { clientUnderTest } from './client-under-test.js';
 
 /** How the core scenarios reach Redis: as a user of the module would configure it. */
 export interface CoreTarget {
@@ -61,7 +62,7 @@ export function describeCoreScenarios(
       settings = target();
       const { redis, keyPrefix } = settings;
       const moduleRef = await Test.createTestingModule({
-        imports: [LockModule.forRoot({ redis, keyPrefix, logger })],
+        imports: [LockModule.forRoot({ redis, keyPrefix, logger, client: clientUnderTest() })],
         providers: [CoreStock],
       }).compile();
       app = await moduleRef.init();

@@ -3,7 +3,7 @@ import { fencedWrite } from '../../lib/stores/redis/fenced-write.js';
 import {
   failUnansweredOnClose,
   OWNED_CLIENT_OPTIONS,
-} from '../../lib/stores/redis/owned-client.js';
+} from '../../lib/stores/redis/ioredis/owned-client.js';
 import type { TcpDelayProxy } from './tcp-delay-proxy.js';
 
 /** Writes in flight together when their connection drops. */

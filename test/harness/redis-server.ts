@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 
 import { freePort, spawnRedisServer } from '../../tools/redis-launcher.js';
 import { expectEveryLockKeyToExpire } from './key-expiry.js';
-import { OWNED_DISCONNECT_TIMEOUT_MS } from '../../lib/stores/redis/owned-client.js';
+import { OWNED_DISCONNECT_TIMEOUT_MS } from '../../lib/stores/redis/ioredis/owned-client.js';
 
 export { assertRedisInstalled, REDIS_INSTALL_HINT } from './global-setup.js';
 

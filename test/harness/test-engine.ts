@@ -1,17 +1,28 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { LockEngine, type LockEngineConfig } from '../../lib/engine/lock-engine.js';
 import { DEFAULT_LOCK_OPTIONS } from '../../lib/engine/request/lock-options.validation.js';
 import type { LockStore } from '../../lib/stores/lock-store.interface.js';
 import { DEFAULT_LOCAL_HANDOFFS } from '../../lib/nest/lock.constants.js';
 import { MemoryLockStore } from '../../lib/stores/memory/memory-lock.store.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
+import { storeClientFor } from './client-under-test.js';
 
-/** An engine on a Redis client the test owns (the store leaves the client open). */
+/**
+ * An engine on a Redis client the test owns (the store leaves the client open), or, when CI runs
+ * the suite on another client library (LOCK_TEST_CLIENT), on a client of that library to the
+ * same server, which the store closes.
+ */
 export function createTestEngine(
   client: Redis,
   overrides: Partial<LockEngineConfig> = {},
 ): LockEngine {
-  return engineOn(overrides.store ?? new RedisLockStore(client), overrides);
+  return engineOn(overrides.store ?? storeUnderTest(client), overrides);
+}
+
+/** The Redis store under test, on `client`'s server (see `createTestEngine`). */
+export function storeUnderTest(client: Redis | Cluster): RedisLockStore {
+  const { client: target, owned } = storeClientFor(client);
+  return new RedisLockStore(target, { ownsClient: owned });
 }
 
 /** An engine on any store (e.g. an ObservedStore around a cluster store), with test defaults. */

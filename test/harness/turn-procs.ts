@@ -63,7 +63,13 @@ function useTurnProcs(redis: RedisHarness): TurnProcs & { closeAll(): Promise<vo
   beforeAll(async () => {
     // Every script call is then one EVALSHA: no NOSCRIPT fallback, which would count twice in
     // commandstats, and send a leave's script after a PING that `settled` relies on.
-    const scripts = [ACQUIRE, ACQUIRE_IN_TURN, RELEASE.PUBLISH, RELEASE_UNWATCHED, LEAVE.PUBLISH];
+    const scripts = [
+      ACQUIRE,
+      ACQUIRE_IN_TURN,
+      RELEASE.PUBLISH,
+      RELEASE_UNWATCHED.PUBLISH,
+      LEAVE.PUBLISH,
+    ];
     for (const script of scripts) {
       await redis.probe.script('LOAD', script.body);
     }

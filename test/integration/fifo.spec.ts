@@ -83,10 +83,10 @@ describe('local FIFO queue on one key', () => {
     // Only the first waiter tries: each release then sets the key for the next waiter here in
     // the same call. A waiter that polled, or a wake-up sent to every waiter, would show here.
     expect(attempts).toBe(1);
-    // Server side: the blocker's release (two calls: the head here marked the key, so the first
-    // finds the mark and RELEASE hands the key on), the first waiter's attempt, one release per
-    // worker.
-    expect(calls).toBe(3 + WORKERS);
+    // Server side: the blocker's release (one call: the head here marked the key, and the
+    // release that finds the mark hands the key on in the same script), the first waiter's
+    // attempt, one release per worker.
+    expect(calls).toBe(2 + WORKERS);
   });
 
   it('arrivals spread over hand-offs still get the lock in arrival order', async () => {
@@ -127,9 +127,9 @@ describe('local FIFO queue on one key', () => {
     expect(new Set(tokens.slice(0, 17)).size).toBe(1);
     expect(new Set(tokens.slice(17)).size).toBe(1);
     expect(tokens[17]).not.toBe(tokens[0]);
-    // The blocker's release (two calls, as above), worker 0's attempt, the releases of
-    // workers 16 and 19, and the 18 hand-offs.
-    expect(calls).toBe(5 + 18);
+    // The blocker's release (one call, as above), worker 0's attempt, the releases of workers 16
+    // and 19, and the 18 hand-offs.
+    expect(calls).toBe(4 + 18);
     expect(await redis.client.exists(`lock:${key}`)).toBe(0);
   });
 

@@ -1,16 +1,13 @@
 import { jest } from '@jest/globals';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { corkingSender } from '../../lib/stores/redis/redis-commands.js';
-import {
-  internalsOf,
-  IOREDIS_TRICKS,
-  plainIoredis,
-} from '../../lib/stores/redis/ioredis-internals.js';
+import { corkingSender } from '../../lib/stores/redis/ioredis/ioredis.adapter.js';
+import { internalsOf, plainIoredis } from '../../lib/stores/redis/ioredis/ioredis-checks.js';
+import { IOREDIS_TRICKS, loadIoredis } from '../../lib/stores/redis/ioredis/ioredis-internals.js';
 import {
   failUnansweredOnClose,
   OWNED_CLIENT_OPTIONS,
-} from '../../lib/stores/redis/owned-client.js';
+} from '../../lib/stores/redis/ioredis/owned-client.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { describeStoreContract } from '../harness/store-contract.js';
@@ -89,6 +86,8 @@ const EXPECTED = {
 
 describe('ioredis internals, and their plain fallbacks', () => {
   const redis = useRedisServer();
+  // The store loads ioredis's Command itself (its `ready`); these checks ask for it at once.
+  beforeAll(() => loadIoredis());
   afterEach(() => redis.probe.flushall());
 
   /** A connection, ready, with `tricks` (when given) turned off. */

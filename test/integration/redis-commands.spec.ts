@@ -6,9 +6,10 @@ import {
   CORK_BACKLOG,
   corkBatch,
   corkingSender,
-  type CommandSender,
-} from '../../lib/stores/redis/redis-commands.js';
-import { runScript } from '../../lib/stores/redis/redis-commands.js';
+  ioredisPort,
+} from '../../lib/stores/redis/ioredis/ioredis.adapter.js';
+import type { CommandSender } from '../../lib/stores/redis/redis-client.port.js';
+import { loadIoredis } from '../../lib/stores/redis/ioredis/ioredis-internals.js';
 import { useRedisServer } from '../harness/use-redis.js';
 
 const COMMANDS = 200;
@@ -19,6 +20,8 @@ describe('corkingSender on a real Redis', () => {
   let send: CommandSender;
 
   beforeAll(async () => {
+    // The store loads ioredis's Command as it starts (its `ready`): then the tricks that need it.
+    await loadIoredis();
     client = redis.connect();
     await once(client, 'ready');
     send = corkingSender(client);
@@ -204,13 +207,13 @@ describe('corkingSender on a real Redis', () => {
     const prefixed = client.duplicate({ keyPrefix: 'pre:' });
     try {
       await once(prefixed, 'ready');
-      const prefixedSend = corkingSender(prefixed);
+      const { script: runScript } = ioredisPort(prefixed);
       const body = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
       const script = { body, sha: createHash('sha1').update(body).digest('hex') };
       await redis.probe.script('FLUSH');
 
-      expect(await runScript(prefixedSend, script, ['count'], [5])).toBe(5);
-      expect(await runScript(prefixedSend, script, ['count'], [5])).toBe(10);
+      expect(await runScript(script, ['count'], [5])).toBe(5);
+      expect(await runScript(script, ['count'], [5])).toBe(10);
       expect(await redis.probe.get('pre:count')).toBe('10');
       expect(await redis.probe.exists('pre:pre:count')).toBe(0);
     } finally {

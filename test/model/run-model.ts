@@ -1,7 +1,8 @@
 /**
  * `npm run test:model`: the model-based checker over every target, within a CI budget of under
  * 2 minutes in all. `-- --long [--minutes N]` runs for N minutes (default 30), going on after a
- * failure; `-- --target redis --seed N [--path P]` replays one run.
+ * failure; `-- --target redis --seed N [--path P]` replays one run; `-- --client node-redis`
+ * (or glide) runs the Redis targets through that client library.
  */
 import { parseArgs } from 'node:util';
 import { ChildPool } from './child-service.js';
@@ -16,6 +17,8 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     path: { type: 'string' },
     target: { type: 'string', multiple: true },
+    // The Redis targets' client library: ioredis (default), node-redis or glide.
+    client: { type: 'string' },
     commands: { type: 'string' },
     'keep-going': { type: 'boolean', default: false },
   },
@@ -30,6 +33,8 @@ const SHARE: Record<string, number> = { redis: 0.5, cluster: 0.3, memory: 0.2 };
 const CI_BUDGET_MS = 50_000;
 
 async function main(): Promise<number> {
+  // Read by the services, here and in their child processes, as they make their stores.
+  if (values.client !== undefined) process.env.LOCK_TEST_CLIENT = values.client;
   const minutes =
     values.minutes !== undefined ? Number(values.minutes) : values.long ? 30 : undefined;
   const budgetMs = minutes !== undefined ? minutes * 60_000 : CI_BUDGET_MS;

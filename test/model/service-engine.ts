@@ -7,6 +7,8 @@ import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import { LockOptionsError } from '../../lib/errors/lock.errors.js';
 import { createLockEngine } from '../../lib/nest/lock-engine.factory.js';
 import type { LockStore } from '../../lib/stores/lock-store.interface.js';
+import { clientUnderTest } from '../harness/client-under-test.js';
+import { storeUnderTest } from '../harness/test-engine.js';
 import type { ServiceSetup } from './model-ops.js';
 
 export const PREFIX = 'lock:';
@@ -25,7 +27,15 @@ export function serviceEngine(
   target: Redis | Cluster | LockStore,
   setup: ServiceSetup,
 ): ServiceEngine {
-  const on = 'status' in target ? { redis: target } : { store: target as LockStore };
+  // Through the client library under test (LOCK_TEST_CLIENT, or --client): its store is closed
+  // with the engine.
+  const mine =
+    'status' in target && clientUnderTest() !== 'ioredis' ? storeUnderTest(target) : undefined;
+  const on = mine
+    ? { store: mine }
+    : 'status' in target
+      ? { redis: target }
+      : { store: target as LockStore };
   const build = (pollCap: number): LockEngine =>
     createLockEngine({
       ...on,
@@ -37,11 +47,19 @@ export function serviceEngine(
       shutdownTimeout: 0,
       logger: false,
     });
+  const closing = (engine: LockEngine): LockEngine => {
+    if (!mine) return engine;
+    const close = engine.close.bind(engine);
+    return Object.assign(engine, { close: () => close().finally(() => mine.close()) });
+  };
   try {
-    return { engine: build(setup.pollCap) };
+    return { engine: closing(build(setup.pollCap)) };
   } catch (error) {
     // Refusing a fractional millisecond option at bootstrap is one correct answer to it.
     if (!(error instanceof LockOptionsError) || Number.isInteger(setup.pollCap)) throw error;
-    return { engine: build(Math.ceil(setup.pollCap)), note: `bootstrap refused: ${error.message}` };
+    return {
+      engine: closing(build(Math.ceil(setup.pollCap))),
+      note: `bootstrap refused: ${error.message}`,
+    };
   }
 }

@@ -278,7 +278,7 @@ describe("the module's own connections", () => {
         logger: false as const,
       };
       const app = await bootAndCall(options, new Transcript());
-      const [client] = [app!.get<LockRedisClient>(LOCK_REDIS_CLIENT)].flat();
+      const [client] = [app!.get<LockRedisClient>(LOCK_REDIS_CLIENT)].flat() as Redis[];
 
       const quit = client!.quit().catch(() => 'failed');
 

@@ -1,33 +1,46 @@
 import type { LoggerService } from '@nestjs/common';
-import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
 import type { LockStore } from '../../stores/lock-store.interface.js';
-import type { ReplicaAcknowledgement } from '../../stores/redis/redis-lock-store-options.interface.js';
+import type {
+  RedisClient,
+  RedisClientChoice,
+  ReplicaAcknowledgement,
+} from '../../stores/redis/redis-lock-store-options.interface.js';
 import type { RedlockOptions } from '../../stores/redlock/redlock-options.js';
 import type { LockOptions } from '../../engine/request/lock-options.interface.js';
 
 /** A Redis Cluster for the module to connect to. */
 export interface RedisClusterConfig {
-  /** Some of the cluster's nodes; the rest are discovered. */
+  /** Some of the cluster's nodes (URLs, or `{ host, port }`); the rest are discovered. */
   cluster: readonly ClusterNode[];
-  /** ioredis cluster options. */
+  /** ioredis cluster options (the ioredis client only). */
   clusterOptions?: ClusterOptions;
 }
 
 /** Options of `LockModule.forRoot()` / `forRootAsync()`. Give one of `redis`, `redlock` or `store`. */
 export interface LockModuleOptions {
   /**
-   * The Redis to lock on: an ioredis `Redis` or `Cluster` client (left open at shutdown, since
-   * it is yours); ioredis options (with `sentinels` and `name` for Sentinel); a `redis://` URL;
-   * or `{ cluster: nodes, clusterOptions }`. Clients the module creates are closed at shutdown.
+   * The Redis to lock on: a client of yours (left open at shutdown), of ioredis (`Redis`,
+   * `Cluster`), node-redis (`createClient`, `createSentinel`, `createCluster`) or Valkey GLIDE
+   * (`GlideClient`, `GlideClusterClient`), told apart by its members; or, for the module to
+   * make a client of the library `client` names: a `redis://` URL, that library's options
+   * (ioredis options take `sentinels` and `name` for Sentinel), or `{ cluster: nodes }`.
+   * Clients the module creates are closed at shutdown.
    * @default undefined
    */
-  redis?: Redis | Cluster | RedisOptions | RedisClusterConfig | string;
+  redis?: RedisClient | RedisOptions | RedisClusterConfig | string | Record<string, unknown>;
+  /**
+   * Which client library the module makes its client with, from `redis` (or `redlock`) given
+   * as a URL, options or cluster nodes. Leave it out when you pass a client of your own.
+   * @default 'ioredis'
+   */
+  client?: RedisClientChoice;
   /**
    * Independent Redis masters (clients, options or URLs) for the Redlock quorum algorithm. Use
    * an odd number, 3 or 5. Redlock cannot issue fencing tokens.
    * @default undefined
    */
-  redlock?: readonly (Redis | RedisOptions | string)[];
+  redlock?: readonly (RedisClient | RedisOptions | string | Record<string, unknown>)[];
   /**
    * Redlock's quorum, clock-drift factor and per-node timeout.
    * @default { quorum: majority, driftFactor: 0.01, nodeTimeout: 100 }

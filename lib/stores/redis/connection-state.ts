@@ -1,21 +1,20 @@
-import type { Cluster, Redis } from 'ioredis';
-import { socketClosed } from './ioredis-internals.js';
-import { downReason } from './tls-handshake.js';
+import type { RedisClientPort } from './redis-client.port.js';
 import { isAuthenticationRefusal } from '../store-refusals.js';
 
-/** Statuses ioredis reaches only once a connection closed or an attempt to connect failed. */
-const CLOSED_STATUSES: ReadonlySet<string> = new Set(['close', 'reconnecting', 'end']);
+/* Whether the store's connection is up, and the failure of a call made while it is down. */
+
 const CLOSED = new Error('the connection closed');
 
 /**
  * Whether a client's connection is known to be down: it closed, or its last attempt to connect
  * failed, and it has not been ready since. A call then fails at once instead of waiting in
- * ioredis's offline queue until it times out; a client not yet connected is not known down.
+ * the client's offline queue until it times out; a client not yet connected is not known down.
  *
  * The events come late: ioredis emits its status on the next tick, and a socket whose peer
  * died stops being writable (its end was read) a turn of the loop before ioredis hears of the
  * close, while the status still says 'ready'. A command sent then would wait in the offline
- * queue through every attempt to reconnect, so the client's own state is read as well.
+ * queue through every attempt to reconnect, so the client's own state is read as well
+ * (the port's `status` and `writable`).
  */
 export class ConnectionState {
   /** Why the connection went down, until it is ready again (the events' account only). */
@@ -26,25 +25,22 @@ export class ConnectionState {
   private settle?: () => void;
   private settling?: Promise<void>;
 
-  private readonly onReady = (): void => {
-    this.failure = undefined;
-    this.settled();
-  };
-  private readonly onError = (error: Error): void => this.wentDown(downReason(this.client, error));
-  // The close that follows an error keeps the error's reason (a failed TLS handshake, say).
-  private readonly onClose = (): void => this.wentDown(this.failure ?? CLOSED);
+  private readonly unwatch: () => void;
 
-  constructor(private readonly client: Redis | Cluster) {
-    client.on('ready', this.onReady);
-    client.on('error', this.onError);
-    client.on('close', this.onClose);
+  constructor(private readonly port: RedisClientPort) {
+    this.unwatch = port.watch({
+      ready: () => {
+        this.failure = undefined;
+        this.settled();
+      },
+      // The close that follows an error keeps the error's reason (a failed TLS handshake, say).
+      down: (error) => this.wentDown(error ?? this.failure ?? CLOSED),
+    });
   }
 
   /** Stops following the client: a client the user passed in outlives the store. */
   dispose(): void {
-    this.client.off('ready', this.onReady);
-    this.client.off('error', this.onError);
-    this.client.off('close', this.onClose);
+    this.unwatch();
     this.settled();
   }
 
@@ -55,20 +51,18 @@ export class ConnectionState {
 
   /** The client would queue a command rather than write it, for a close it has not told yet. */
   private closedUnheard(): boolean {
-    const { status } = this.client;
-    if (CLOSED_STATUSES.has(status)) return true;
-    // A cluster has no socket of its own; its nodes' clients report their closes to it.
-    return status === 'ready' && socketClosed(this.client);
+    const status = this.port.status();
+    return status === 'closed' || (status === 'ready' && !this.port.writable());
   }
 
   /** Not ready yet, and never failed since it was last ready: still connecting (or lazy). */
   get connecting(): boolean {
-    return this.client.status !== 'ready' && this.down === undefined;
+    return this.port.status() !== 'ready' && this.down === undefined;
   }
 
   /** Ready, and not found down since. */
   get ready(): boolean {
-    return this.client.status === 'ready' && this.down === undefined;
+    return this.port.status() === 'ready' && this.down === undefined;
   }
 
   /**
@@ -77,7 +71,7 @@ export class ConnectionState {
    */
   whenConnected(): Promise<void> {
     if (!this.connecting) return Promise.resolve();
-    if (this.client.status === 'wait') this.client.connect().catch(() => undefined);
+    if (this.port.status() === 'idle') this.port.connect();
     this.settling ??= new Promise((resolve) => (this.settle = resolve));
     return this.settling;
   }

@@ -1,4 +1,3 @@
-import type { Cluster, Redis } from 'ioredis';
 import {
   LockOptionsError,
   LockStoreRefusedError,
@@ -9,7 +8,7 @@ import { asStoreError } from '../store-refusals.js';
 import { randomUUID } from 'node:crypto';
 import { FENCED_WRITE } from './scripts/fenced-write.scripts.js';
 import { COMPANION_SEPARATOR, companionKey } from './redis-commands.js';
-import { directSender, runScript } from './redis-commands.js';
+import { cachedPortOf, type RedisClient } from './redis-clients.js';
 
 /**
  * The most writes one `fencedWrite` call carries. They run in one script, which Redis serves
@@ -35,7 +34,7 @@ export interface FencedWrite {
   readonly writes: readonly RedisWrite[];
   /**
    * Names this write, so that sending it again applies nothing and returns the first result.
-   * ioredis resends commands whose reply a dropped connection lost; pass your own id (an order
+   * A client may resend commands whose reply a dropped connection lost; pass your own id (an order
    * id, a message id) to make your own retries safe too. Ids are remembered per resource while
    * its fence stays the same (up to 1000, all forgotten past that, and 10 minutes after the last
    * write).
@@ -53,18 +52,17 @@ export interface FencedWrite {
  * stale write is refused at the resource. Resolves with the replies of the writes.
  */
 export async function fencedWrite(
-  redis: Redis | Cluster,
+  redis: RedisClient,
   { fence, fenceKey, writes, id = randomUUID() }: FencedWrite,
 ): Promise<unknown[]> {
   checkFencedWrite(fence, fenceKey, writes, id);
   const keys = [fenceKey, companionKey(fenceKey, 'writes'), ...writes.map(([, key]) => key)];
   const args: (string | number)[] = [fence!, id];
   for (const [command, , ...rest] of writes) args.push(command, rest.length, ...rest);
-  const [outcome, detail] = (await runScript(directSender(redis), FENCED_WRITE, keys, args).catch(
-    (error: unknown) => {
-      throw refusalOf(error, fenceKey);
-    },
-  )) as [number, unknown];
+  const port = cachedPortOf(redis);
+  const [outcome, detail] = (await port.script(FENCED_WRITE, keys, args).catch((error: unknown) => {
+    throw refusalOf(error, fenceKey);
+  })) as [number, unknown];
   if (outcome === 0) throw new StaleFenceError(fenceKey, fence!, Number(detail));
   return outcome === 2
     ? (fromLua(JSON.parse(detail as string)) as unknown[])
@@ -93,7 +91,7 @@ function refusalOf(error: unknown, fenceKey: string): unknown {
     : error;
 }
 
-/** A reply kept as JSON by the script, as ioredis would have given it: nil and status replies. */
+/** A reply kept as JSON by the script, as a client gives it: nil and status replies. */
 function fromLua(value: unknown): unknown {
   if (value === false) return null;
   if (Array.isArray(value)) return value.map(fromLua);

@@ -1,12 +1,7 @@
 import type { ExtendResult, LeaseExtension } from '../lock-store.interface.js';
 import { clusterSlot } from './cluster-slots.js';
-import {
-  type CommandSender,
-  type RedisArg,
-  runScript,
-  extendOutcome,
-  memberLetter,
-} from './redis-commands.js';
+import { extendOutcome, memberLetter } from './redis-commands.js';
+import type { RedisArg, RedisClientPort } from './redis-client.port.js';
 import { EXTEND } from './scripts/release.scripts.js';
 
 /**
@@ -21,14 +16,15 @@ export const EXTEND_SLICE = 50;
  * gets the worst of its keys' results.
  */
 export async function extendLeases(
-  send: CommandSender,
-  cluster: boolean,
+  port: RedisClientPort,
   leases: readonly LeaseExtension[],
 ): Promise<ExtendResult[]> {
   const results = new Array<ExtendResult>(leases.length);
   // One slice in flight at a time: Redis runs every command it has read from a connection before
   // it serves the next one, so slices sent together would hold it up together.
-  for (const slice of slices(cluster, leases)) await extendSlice(send, leases, slice, results);
+  for (const slice of slices(port.cluster, leases)) {
+    await extendSlice(port, leases, slice, results);
+  }
   return results;
 }
 
@@ -55,7 +51,7 @@ function slices(cluster: boolean, leases: readonly LeaseExtension[]): number[][]
 
 /** One EXTEND call for the leases at `indices`; their results go to the same places. */
 async function extendSlice(
-  send: CommandSender,
+  port: RedisClientPort,
   leases: readonly LeaseExtension[],
   indices: readonly number[],
   results: ExtendResult[],
@@ -79,7 +75,7 @@ async function extendSlice(
   const sameTtl = ttls.every((ttl) => ttl === ttls[0]);
   const args = [...members, ...(sameTtl ? [ttls[0]!] : ttls)];
   if (sets.includes('1')) args.push(...sets);
-  const codes = (await runScript(send, EXTEND, keys, args)) as number[];
+  const codes = await port.script<number[]>(EXTEND, keys, args);
   let code = 0;
   for (const i of indices) {
     let worst = 1;

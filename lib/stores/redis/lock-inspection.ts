@@ -1,4 +1,3 @@
-import type { Cluster, Redis } from 'ioredis';
 import {
   processIdOf,
   type InspectedKind,
@@ -14,7 +13,8 @@ import {
   type StoreInspectOptions,
   type StoreListOptions,
 } from '../lock-inspection.interface.js';
-import { COMPANION_SEPARATOR, type CommandSender, runScript } from './redis-commands.js';
+import { COMPANION_SEPARATOR } from './redis-commands.js';
+import type { RedisClientPort } from './redis-client.port.js';
 import { fenceKeyOf, forcedChannelOf, turnsKeyOf, writerKeyOf } from './redis-commands.js';
 import type { ReleaseNotifier } from './release-notifier.js';
 import { WAITERS_MARK } from './scripts/lua-helpers.js';
@@ -34,15 +34,14 @@ const RESERVATION = 'turn:';
  */
 export class RedisLockInspector implements LockInspector {
   constructor(
-    private readonly client: Redis | Cluster,
-    private readonly send: CommandSender,
+    private readonly port: RedisClientPort,
     private readonly publish: PublishCommand,
     private readonly notifier: ReleaseNotifier,
   ) {}
 
   /** Registers the owner, and hears the prefix's forced releases on the release subscriber. */
   register(registration: OwnerRegistration): () => Promise<void> {
-    const unregister = registerOwner(this.client, registration);
+    const unregister = registerOwner(this.port, registration);
     const { prefix, onForcedRelease } = registration;
     if (!onForcedRelease) return unregister;
     const listening = this.notifier.subscribe(forcedChannelOf(prefix), (notice) => {
@@ -63,30 +62,29 @@ export class RedisLockInspector implements LockInspector {
 
   async inspect(key: string, options: StoreInspectOptions): Promise<LockInspection | undefined> {
     const scriptKeys = [key, turnsKeyOf(key), writerKeyOf(key), fenceKeyOf(key)];
-    const reply = (await runScript(this.send, INSPECT, scriptKeys, [options.holders])) as unknown[];
+    const reply = await this.port.script<unknown[]>(INSPECT, scriptKeys, [options.holders]);
     const found = readInspection(key, reply);
     if (!found) return undefined;
     const ids = [...found.holders, ...found.waiters, found.writerWaiting].flatMap((named) =>
       named ? [named.process] : [],
     );
-    const owners = await ownersOf(this.client, options.prefix, ids);
+    const owners = await ownersOf(this.port, options.prefix, ids);
     return withOwners(found, owners);
   }
 
   list(options: StoreListOptions): AsyncIterable<readonly LockSummary[]> {
-    return listLocks(this.client, this.send, options);
+    return listLocks(this.port, options);
   }
 
   async forceRelease(key: string, { prefix }: StoreForceOptions): Promise<boolean> {
     const script = FORCE_RELEASE[this.publish];
-    const holder = (await runScript(this.send, script, [key, turnsKeyOf(key)], [])) as
-      string | null;
+    const holder = await this.port.script<string | null>(script, [key, turnsKeyOf(key)], []);
     if (holder === null) return false;
     // A reservation has no holder; a holder set's holders are all told.
     if (!holder.startsWith(RESERVATION)) {
       const marked = holder.endsWith(WAITERS_MARK);
       const token = holder === '' ? undefined : marked ? holder.slice(0, -1) : holder;
-      await this.send(this.publish, [forcedChannelOf(prefix), noticeOf(key, token)]);
+      await this.port.send(this.publish, [forcedChannelOf(prefix), noticeOf(key, token)]);
     }
     return true;
   }

@@ -1,12 +1,11 @@
-import { Cluster, type Redis } from 'ioredis';
 import {
   processIdOf,
   type LockProcess,
   type LockSummary,
   type StoreListOptions,
 } from '../lock-inspection.interface.js';
-import { type CommandSender, runScript } from './redis-commands.js';
 import { COMPANION_SEPARATOR } from './redis-commands.js';
+import type { RedisClientPort } from './redis-client.port.js';
 import { ownersOf } from './owner-registry.js';
 import { SUMMARY } from './scripts/inspection.scripts.js';
 
@@ -18,36 +17,28 @@ import { SUMMARY } from './scripts/inspection.scripts.js';
  * may or may not be. Companion keys (and registrations) are skipped.
  */
 export async function* listLocks(
-  client: Redis | Cluster,
-  send: CommandSender,
+  port: RedisClientPort,
   { prefix, match, count }: StoreListOptions,
 ): AsyncGenerator<readonly LockSummary[]> {
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  for (const node of nodes) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', count);
-      cursor = next;
-      const lockKeys = keys.filter((key) => !key.includes(COMPANION_SEPARATOR));
-      const page = await summaries(client, send, prefix, lockKeys);
-      if (page.length > 0) yield page;
-    } while (cursor !== '0');
+  for await (const keys of port.scan(match, count)) {
+    const lockKeys = keys.filter((key) => !key.includes(COMPANION_SEPARATOR));
+    const page = await summaries(port, prefix, lockKeys);
+    if (page.length > 0) yield page;
   }
 }
 
 async function summaries(
-  client: Redis | Cluster,
-  send: CommandSender,
+  port: RedisClientPort,
   prefix: string,
   keys: readonly string[],
 ): Promise<LockSummary[]> {
   const read = await Promise.all(
-    keys.map((key) => runScript(send, SUMMARY, [key], [], (reply) => summaryOf(key, reply))),
+    keys.map((key) => port.script(SUMMARY, [key], [], (reply) => summaryOf(key, reply))),
   );
   const found = read.filter((summary): summary is LockSummary => summary !== undefined);
   const ids = found.flatMap(({ holder }) => (holder ? [holder.process] : []));
   if (ids.length === 0) return found;
-  const owners = await ownersOf(client, prefix, ids);
+  const owners = await ownersOf(port, prefix, ids);
   return found.map((summary) => {
     const owner = summary.holder && owners.get(summary.holder.process);
     return owner ? { ...summary, holder: { ...summary.holder!, owner } } : summary;

@@ -1,8 +1,8 @@
-import type { Cluster, Redis } from 'ioredis';
 import type { LockOwner, OwnerRegistration } from '../lock-inspection.interface.js';
 import { inLibraryScope } from '../library-scope.js';
 import { companionKey, COMPANION_SEPARATOR } from './redis-commands.js';
 import { clusterSlot } from './cluster-slots.js';
+import type { RedisClientPort } from './redis-client.port.js';
 
 /**
  * How long a registration outlives its last renewal, in ms. A process that died without
@@ -40,13 +40,13 @@ const openRegistrations = new Map<string, number>();
  * unless another module of this process still has it open.
  */
 export function registerOwner(
-  client: Redis | Cluster,
+  port: RedisClientPort,
   { id, owner, prefix }: OwnerRegistration,
 ): () => Promise<void> {
   const key = registrationKeyOf(prefix, id);
   const value = JSON.stringify(owner);
   const write = (): void => {
-    client.set(key, value, 'PX', REGISTRATION_TTL).catch(() => undefined);
+    port.send('set', [key, value, 'PX', REGISTRATION_TTL]).catch(() => undefined);
   };
   const timer = inLibraryScope(() => {
     write();
@@ -61,10 +61,10 @@ export function registerOwner(
     const open = openRegistrations.get(key)! - 1;
     if (open > 0) return void openRegistrations.set(key, open);
     openRegistrations.delete(key);
-    // Sent, not awaited: on a connection that is down, ioredis would hold the DEL (and shutdown
+    // Sent, not awaited: on a connection that is down, a client may hold the DEL (and shutdown
     // with it) until it gave up. Up, the QUIT that closes an owned client follows it on the same
     // connection; down, the registration lapses by itself.
-    client.del(key).catch(() => undefined);
+    port.send('del', [key]).catch(() => undefined);
   };
 }
 
@@ -73,7 +73,7 @@ export function registerOwner(
  * which a prefix without a hash tag of its own can spread them over).
  */
 export async function ownersOf(
-  client: Redis | Cluster,
+  port: RedisClientPort,
   prefix: string,
   processIds: Iterable<string>,
 ): Promise<Map<string, LockOwner>> {
@@ -85,7 +85,8 @@ export async function ownersOf(
   }
   await Promise.all(
     [...bySlot.values()].map(async (ids) => {
-      const values = await client.mget(ids.map((id) => registrationKeyOf(prefix, id)));
+      const keys = ids.map((id) => registrationKeyOf(prefix, id));
+      const values = (await port.send('mget', keys)) as (string | null)[];
       ids.forEach((id, i) => {
         const owner = parseOwner(values[i]);
         if (owner) owners.set(id, owner);

@@ -1,10 +1,7 @@
-import { Cluster, type Redis } from 'ioredis';
 import type { ClusterState, StoreHealth } from '../lock-store.interface.js';
 import { timed } from '../store-health.js';
 import { isAuthenticationRefusal } from '../store-refusals.js';
-
-/** Statuses of a client that has lost its connection: a check would only wait in its queue. */
-const DISCONNECTED: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
+import type { RedisClientPort } from './redis-client.port.js';
 
 /**
  * One server's, Sentinel master's or Cluster's health: PING for the round trip, CLUSTER INFO
@@ -13,21 +10,22 @@ const DISCONNECTED: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end
  * a connection that is down says why (`failure`), credentials Redis refused included.
  */
 export async function redisHealth(
-  client: Redis | Cluster,
+  port: RedisClientPort,
   timeout: number,
   failure?: Error,
 ): Promise<StoreHealth> {
-  if (DISCONNECTED.has(client.status)) {
+  // A connection that is down: a check would only wait in the client's queue.
+  if (port.status() === 'closed') {
     if (failure && isAuthenticationRefusal(failure)) {
       return { up: false, error: `Redis refused the credentials (${failure.message.trim()})` };
     }
     const why = failure ? `: ${failure.message.trim()}` : '';
-    return { up: false, error: `not connected (${client.status})${why}` };
+    return { up: false, error: `not connected${why}` };
   }
   const [ping, state, evictionPolicy] = await Promise.all([
-    timed(client.ping(), timeout),
-    client instanceof Cluster ? clusterState(client, timeout) : undefined,
-    maxmemoryPolicy(client, timeout),
+    timed(port.send('ping', []), timeout),
+    port.cluster ? clusterState(port, timeout) : undefined,
+    maxmemoryPolicy(port, timeout),
   ]);
   if (!ping.ok) return { up: false, error: ping.error };
   const { roundTripMs } = ping;
@@ -38,15 +36,15 @@ export async function redisHealth(
   return { up: false, roundTripMs, error, cluster, evictionPolicy };
 }
 
-async function clusterState(client: Cluster, timeout: number): Promise<ClusterState> {
-  const info = await timed(client.cluster('INFO') as Promise<string>, timeout);
+async function clusterState(port: RedisClientPort, timeout: number): Promise<ClusterState> {
+  const info = await timed(port.send('cluster', ['INFO']) as Promise<string>, timeout);
   const state = info.ok ? /cluster_state:(\w+)/.exec(info.value)?.[1] : undefined;
   return state === 'ok' || state === 'fail' ? state : 'unknown';
 }
 
 /** `unknown` when neither INFO nor CONFIG GET is allowed (see `evictionPolicyOf`), or late. */
-async function maxmemoryPolicy(client: Redis | Cluster, timeout: number): Promise<string> {
-  const reply = await timed(evictionPolicyOf(client), timeout);
+async function maxmemoryPolicy(port: RedisClientPort, timeout: number): Promise<string> {
+  const reply = await timed(evictionPolicyOf(port), timeout);
   return (reply.ok ? reply.value : undefined) ?? 'unknown';
 }
 
@@ -56,18 +54,25 @@ async function maxmemoryPolicy(client: Redis | Cluster, timeout: number): Promis
  * `+config|get` (each refusal would land in ACL LOG). Rejects, with both replies, when neither
  * is allowed.
  */
-export async function evictionPolicyOf(client: Redis | Cluster): Promise<string | undefined> {
+export async function evictionPolicyOf(port: RedisClientPort): Promise<string | undefined> {
   try {
-    const info = await client.info('memory');
+    const info = String(await port.send('info', ['memory']));
     return /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
   } catch (refused) {
-    const reply = await client.config('GET', 'maxmemory-policy').catch((error: unknown) => {
+    const reply = await port.send('config', ['GET', 'maxmemory-policy']).catch((error: unknown) => {
       throw new Error(`INFO memory: ${messageOf(refused)}; CONFIG GET: ${messageOf(error)}`);
     });
-    return (reply as string[])[1];
+    return configValue(reply);
   }
 }
 
 function messageOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).trim();
+}
+
+/** CONFIG GET's reply: an array of name and value (RESP2), or a map of them (RESP3). */
+function configValue(reply: unknown): string | undefined {
+  if (Array.isArray(reply)) return reply[1] as string | undefined;
+  if (reply instanceof Map) return [...reply.values()][0] as string | undefined;
+  return Object.values(reply as Record<string, string>)[0];
 }

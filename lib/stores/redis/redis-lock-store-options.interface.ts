@@ -1,3 +1,10 @@
+import type { RedisClientKind } from './redis-client.port.js';
+
+export type { RedisClient, NodeRedisClientLike, GlideClientLike } from './redis-clients.js';
+
+/** The client libraries the module can make a client with: `LockModule`'s `client` option. */
+export type RedisClientChoice = RedisClientKind;
+
 /** Ask replicas to acknowledge each acquire before it counts (Redis `WAIT`). */
 export interface ReplicaAcknowledgement {
   /** How many replicas must have the lock key before the acquire succeeds. */

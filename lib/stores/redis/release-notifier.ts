@@ -1,32 +1,19 @@
-import { Cluster, type Redis } from 'ioredis';
 import type { ReleaseListener } from '../lock-store.interface.js';
-import { closeConnection } from './close-connection.js';
-import { OWNED_DISCONNECT_TIMEOUT_MS } from './owned-client.js';
+import type { RedisClientPort, SubscriberConnection } from './redis-client.port.js';
 import { inLibraryScope } from '../library-scope.js';
 
-/*
- * Release notifications: the one subscriber connection of a Redis store, and who listens on which
- * channel.
- */
-
-type Subscriber = Redis | Cluster;
-
 /**
- * Release notifications over pub/sub, on one dedicated connection: plain SUBSCRIBE on a
- * server, sharded SSUBSCRIBE on a cluster (the channel lives in its lock's slot). One
- * subscription per key that has local waiters, shared by all of them.
+ * Release notifications over pub/sub, on one dedicated connection the client's adapter makes:
+ * plain SUBSCRIBE on a server, sharded SSUBSCRIBE on a cluster (the channel lives in its lock's
+ * slot). One subscription per key that has local waiters, shared by all of them.
  */
 export class ReleaseNotifier {
   private readonly listeners = new Map<string, Set<ReleaseListener>>();
   private readonly subscribing = new Map<string, Promise<unknown>>();
-  private connection?: Subscriber;
-  private readyOnce = false;
+  private connection?: SubscriberConnection;
   private closed = false;
 
-  constructor(
-    private readonly createConnection: () => Subscriber,
-    private readonly sharded: boolean,
-  ) {}
+  constructor(private readonly port: RedisClientPort) {}
 
   async subscribe(channel: string, listener: ReleaseListener): Promise<() => void> {
     if (this.closed) throw new Error('the release notifier is closed');
@@ -34,8 +21,7 @@ export class ReleaseNotifier {
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      const connection = this.connect();
-      const request = this.sharded ? connection.ssubscribe(channel) : connection.subscribe(channel);
+      const request = this.connect().subscribe(channel);
       this.subscribing.set(channel, request);
       request.finally(() => this.subscribing.delete(channel)).catch(() => undefined);
     }
@@ -59,7 +45,7 @@ export class ReleaseNotifier {
     const connection = this.connection;
     this.connection = undefined;
     this.listeners.clear();
-    if (connection) await closeConnection(connection);
+    if (connection) await connection.close();
   }
 
   private remove(channel: string, listener: ReleaseListener): void {
@@ -68,27 +54,20 @@ export class ReleaseNotifier {
     this.listeners.delete(channel);
     const connection = this.connection;
     if (!connection) return;
-    const request = this.sharded
-      ? connection.sunsubscribe(channel)
-      : connection.unsubscribe(channel);
-    request.catch(() => undefined);
+    connection.unsubscribe(channel).catch(() => undefined);
   }
 
-  private connect(): Subscriber {
+  private connect(): SubscriberConnection {
     if (this.connection) return this.connection;
     // Made in the library's scope: its messages wake every waiter, not the first one's context.
-    const connection = inLibraryScope(() => this.createConnection());
-    connection.on(this.sharded ? 'smessage' : 'message', (channel: string, turn: string) =>
-      this.fire(channel, turn || undefined),
+    const connection = inLibraryScope(() =>
+      this.port.subscriber({
+        message: (channel, turn) => this.fire(channel, turn || undefined),
+        // Messages sent while the connection was down (or a slot was moving) are gone: wake
+        // every waiter to look again.
+        missed: () => this.fireAll(),
+      }),
     );
-    // Messages sent while the connection was down (or a slot was moving) are gone: wake every
-    // waiter to look again.
-    connection.on('ready', () => {
-      if (this.readyOnce) this.fireAll();
-      this.readyOnce = true;
-    });
-    if (this.sharded) connection.on('+node', () => this.fireAll());
-    connection.on('error', () => undefined);
     this.connection = connection;
     return connection;
   }
@@ -101,31 +80,4 @@ export class ReleaseNotifier {
     const set = this.listeners.get(channel);
     if (set) for (const listener of [...set]) listener(turn);
   }
-}
-
-/** The notifier for a store on `client`: its own subscriber connection, duplicated from it. */
-export function notifierFor(client: Redis | Cluster): ReleaseNotifier {
-  // The subscriber is ours, whoever made `client`, and is closed as we close our own.
-  const disconnectTimeout = OWNED_DISCONNECT_TIMEOUT_MS;
-  if (client instanceof Cluster) {
-    // The subscriber queues commands until it is connected, whatever the user's client does.
-    const subscriber = () =>
-      client.duplicate([], {
-        shardedSubscribers: true,
-        enableOfflineQueue: true,
-        redisOptions: { ...client.options.redisOptions, disconnectTimeout },
-      });
-    return new ReleaseNotifier(subscriber, true);
-  }
-  // SUBSCRIBE is safe to send twice: let a reconnect resend it. No ready check: SUBSCRIBE runs on
-  // a server that is still loading, and ioredis 5 sends a SUBSCRIBE made as the socket connects
-  // ahead of the check's INFO, which the server then refuses in subscriber mode, failing both.
-  const subscriber = () =>
-    client.duplicate({
-      enableOfflineQueue: true,
-      autoResendUnfulfilledCommands: true,
-      enableReadyCheck: false,
-      disconnectTimeout,
-    });
-  return new ReleaseNotifier(subscriber, false);
 }

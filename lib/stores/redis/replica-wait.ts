@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import { LockOptionsError, LockStoreError } from '../../errors/lock.errors.js';
 import type { AcquireAttempt } from '../lock-store.interface.js';
 import type { ReplicaAcknowledgement } from './redis-lock-store-options.interface.js';
+import type { RedisClientPort } from './redis-client.port.js';
 
 /**
  * The store's `replicas` option: a won acquire counts once enough replicas have the key (Redis
@@ -9,14 +9,14 @@ import type { ReplicaAcknowledgement } from './redis-lock-store-options.interfac
  */
 export class ReplicaWait {
   constructor(
-    private readonly client: Redis,
+    private readonly port: RedisClientPort,
     private readonly settings: ReplicaAcknowledgement,
   ) {}
 
   /** At startup: managed services often refuse WAIT, which must fail bootstrap, not each lock. */
   async check(): Promise<void> {
     try {
-      await this.client.wait(0, 0);
+      await this.port.send('wait', [0, 0]);
     } catch (error) {
       throw new LockOptionsError(
         `"replicas" needs the Redis WAIT command, which this server refused (${(error as Error).message}). ` +
@@ -33,7 +33,7 @@ export class ReplicaWait {
   ): Promise<AcquireAttempt> {
     if (!attempt.acquired) return attempt;
     const { count, timeout = 100 } = this.settings;
-    const acknowledged = await this.client.wait(count, timeout);
+    const acknowledged = (await this.port.send('wait', [count, timeout])) as number;
     if (acknowledged >= count) return attempt;
     await rollBack();
     throw new LockStoreError(

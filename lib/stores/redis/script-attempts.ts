@@ -1,5 +1,6 @@
 import type { AcquireAttempt, AcquireRequest, LockKind } from '../lock-store.interface.js';
-import { attemptOf, memberLetter, runScript, type CommandSender } from './redis-commands.js';
+import { attemptOf, memberLetter } from './redis-commands.js';
+import type { RedisClientPort } from './redis-client.port.js';
 import { fenceKeyOf, turnsKeyOf, writerKeyOf } from './redis-commands.js';
 import { ACQUIRE, ACQUIRE_IN_TURN } from './scripts/acquire.scripts.js';
 import { ACQUIRE_HOLDER } from './scripts/holder-set.scripts.js';
@@ -14,7 +15,7 @@ import { ACQUIRE_HOLDER } from './scripts/holder-set.scripts.js';
  * turn; several keys enter the turn lists of the busy ones.
  */
 export function acquireMutex(
-  send: CommandSender,
+  port: RedisClientPort,
   request: AcquireRequest,
 ): Promise<AcquireAttempt> {
   const { keys, token, ttl, fencing, queue } = request;
@@ -22,7 +23,7 @@ export function acquireMutex(
   const fenced = fencing ? '1' : '0';
   if (keys.length === 1 && queue !== undefined && request.takesTurns !== false) {
     const scriptKeys = [keys[0], turnsKeyOf(keys[0]), ...(fencing ? [fenceKeyOf(keys[0])] : [])];
-    return runScript(send, ACQUIRE_IN_TURN, scriptKeys, [token, ttl, queue, fenced], read);
+    return port.script(ACQUIRE_IN_TURN, scriptKeys, [token, ttl, queue, fenced], read);
   }
   const scriptKeys = [...keys];
   const args = [token, ttl, fenced];
@@ -31,12 +32,12 @@ export function acquireMutex(
     scriptKeys.push(...keys.map(turnsKeyOf));
     args.push(queue);
   }
-  return runScript(send, ACQUIRE, scriptKeys, args, read);
+  return port.script(ACQUIRE, scriptKeys, args, read);
 }
 
 /** A semaphore's or read-write lock's attempt: a place in the key's holder set. */
 export function acquireHolder(
-  send: CommandSender,
+  port: RedisClientPort,
   { keys: [key], token, ttl, fencing, queue, patience }: AcquireRequest,
   kind: Exclude<LockKind, { type: 'mutex' }>,
 ): Promise<AcquireAttempt> {
@@ -44,5 +45,5 @@ export function acquireHolder(
   const limitOrPatience = kind.type === 'semaphore' ? kind.limit : (patience ?? '');
   const member = memberLetter[kind.type] + token;
   const args = [member, ttl, limitOrPatience, fencing ? '1' : '0', queue ?? ''];
-  return runScript(send, ACQUIRE_HOLDER, scriptKeys, args, (codes) => attemptOf(codes, fencing));
+  return port.script(ACQUIRE_HOLDER, scriptKeys, args, (codes) => attemptOf(codes, fencing));
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClientPort } from '../redis/redis-client.port.js';
 import { ConnectionState } from '../redis/connection-state.js';
 
 /**
@@ -11,8 +11,8 @@ export class NodeConnections {
   private readonly states: ConnectionState[];
   private disposed = false;
 
-  constructor(clients: readonly Redis[]) {
-    this.states = clients.map((client) => new ConnectionState(client));
+  constructor(ports: readonly RedisClientPort[]) {
+    this.states = ports.map((port) => new ConnectionState(port));
   }
 
   /** Which nodes are still connecting, as a call is sent: its failures there say little. */

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { LockStoreError } from '../../errors/lock.errors.js';
 import type {
   AcquireAttempt,
@@ -14,6 +13,8 @@ import type {
   WaiterLists,
 } from '../lock-store.interface.js';
 import { RedisLockStore } from '../redis/redis-lock.store.js';
+import type { RedisClient } from '../redis/redis-clients.js';
+import type { RedisClientPort } from '../redis/redis-client.port.js';
 import { askAll, describeNodes, type NodeAnswer } from './node-calls.js';
 import { NodeConnections } from './node-connections.js';
 import { quorumHealth } from './redlock-health.js';
@@ -44,17 +45,22 @@ export class RedlockLockStore implements LockStore {
   private readonly names: string[];
   private readonly settings: ResolvedRedlockOptions;
   private readonly connections: NodeConnections;
-  /** The node clients, in the order given: what `LOCK_REDIS_CLIENT` injects (see `clients`). */
-  readonly client: readonly Redis[];
-
-  constructor(clients: readonly Redis[], options: RedlockLockStoreOptions = {}) {
-    this.client = Object.freeze([...clients]);
-    this.settings = resolveRedlockOptions(clients, options);
-    this.names = clients.map(nodeName);
+  constructor(
+    clients: readonly (RedisClient | RedisClientPort)[],
+    options: RedlockLockStoreOptions = {},
+  ) {
     this.nodes = clients.map(
       (client) => new RedisLockStore(client, { ownsClient: options.ownsClients }),
     );
-    this.connections = new NodeConnections(clients);
+    const ports = this.nodes.map((node) => node.port);
+    this.settings = resolveRedlockOptions(ports, options);
+    this.names = ports.map(nodeName);
+    this.connections = new NodeConnections(ports);
+  }
+
+  /** The node clients, in the order given: what `LOCK_REDIS_CLIENT` injects. */
+  get client(): readonly RedisClient[] {
+    return this.clients;
   }
 
   /** How many nodes must agree. */
@@ -62,9 +68,14 @@ export class RedlockLockStore implements LockStore {
     return this.settings.quorum;
   }
 
+  /** Resolves once every node's client is made (see `RedisLockStore.clientReady`). */
+  async clientReady(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.clientReady()));
+  }
+
   /** The clients of the nodes, in the order given. */
-  get clients(): Redis[] {
-    return this.nodes.map((node) => node.client as Redis);
+  get clients(): RedisClient[] {
+    return this.nodes.map((node) => node.client);
   }
 
   /**
@@ -73,6 +84,7 @@ export class RedlockLockStore implements LockStore {
    * client still connecting is waited for: one without an offline queue refuses a ping until then.
    */
   async init(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.port.ready()));
     await this.connections.allSettled(CONNECT_TIMEOUT);
     await askAll(this.nodes, CONNECT_TIMEOUT, (node) => node.ping());
   }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClientPort } from '../redis/redis-client.port.js';
 import { LockOptionsError } from '../../errors/lock.errors.js';
 
 /** Tuning of the Redlock quorum store. */
@@ -31,15 +31,15 @@ export interface ResolvedRedlockOptions {
 
 /** Checks the node list and options at bootstrap. */
 export function resolveRedlockOptions(
-  clients: readonly Redis[],
+  ports: readonly RedisClientPort[],
   options: RedlockOptions,
 ): ResolvedRedlockOptions {
-  const count = clients.length;
+  const count = ports.length;
   if (count === 0)
     throw new LockOptionsError('Redlock needs at least one Redis node; got an empty list.');
-  const names = clients.map(nodeName);
+  const names = ports.map(nodeName);
   const duplicate = names.find(
-    (name, i) => names.indexOf(name) !== i || clients.indexOf(clients[i]) !== i,
+    (name, i) => names.indexOf(name) !== i || ports.indexOf(ports[i]) !== i,
   );
   if (duplicate) {
     throw new LockOptionsError(
@@ -71,8 +71,12 @@ export function resolveRedlockOptions(
   return { quorum: resolvedQuorum, driftFactor, nodeTimeout };
 }
 
-/** `host:port/db` of a client, for messages and duplicate checks. */
-export function nodeName(client: Redis): string {
-  const { host = 'localhost', port = 6379, db = 0, path } = client.options ?? {};
-  return path ?? `${host}:${port}${db ? `/${db}` : ''}`;
+/** `host:port/db` of a node's client (its endpoint, for a client other than ioredis). */
+export function nodeName(port: RedisClientPort): string {
+  const client = port.client as { options?: Record<string, unknown> } | undefined;
+  if (port.kind !== 'ioredis' || !client?.options) {
+    return port.endpoint().replace(/^rediss?:\/\//, '');
+  }
+  const { host = 'localhost', port: at = 6379, db = 0, path } = client.options;
+  return (path as string | undefined) ?? `${host}:${at}${db ? `/${db}` : ''}`;
 }

@@ -44,6 +44,18 @@ local function channel_of(turns_key)
 end
 `;
 
+/**
+ * `turns_of` names a lock key's turn list, as `companionKey` does (see redis-commands.ts): a key
+ * with a '}' keeps its tag and the name follows a doubled separator; any other becomes the tag.
+ * Either way the list shares the key's Cluster slot, so a script sent the key alone may read it.
+ */
+export const TURNS_OF = `
+local function turns_of(lock_key)
+  if string.find(lock_key, '}', 1, true) then return lock_key .. '\\31\\31turns' end
+  return '{' .. lock_key .. '}\\31turns'
+end
+`;
+
 /** The most entries of a turn list one release takes out before it gives up looking. */
 export const LINE_LOOKAHEAD = 64;
 

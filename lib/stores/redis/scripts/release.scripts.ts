@@ -1,10 +1,18 @@
 import { EXTEND_MEMBER } from './holder-set.scripts.js';
-import { HOLDER_OF, JOIN_LINE, PASS_TURN, VALUE_OF, WAITERS_MARK, WORSE } from './lua-helpers.js';
+import {
+  HOLDER_OF,
+  JOIN_LINE,
+  PASS_TURN,
+  TURNS_OF,
+  VALUE_OF,
+  WAITERS_MARK,
+  WORSE,
+} from './lua-helpers.js';
 import { lua, publishing } from './lua-script.js';
 
 /**
- * The release of keys others may wait for: those of a lock of several keys, those with a waiter
- * in the releasing process, or a key with the waiters' mark (the rest go by RELEASE_UNWATCHED).
+ * The release of keys others may wait for: those of a lock of several keys, or a key with a
+ * waiter in the releasing process (the rest go by RELEASE_UNWATCHED).
  * Compare-and-delete; each released key goes to the next process in its turn list, if any, and
  * the listeners ahead of it are woken (see PASS_TURN). With nobody else in the list, a single
  * key may go straight to the releasing process's next waiter (the successor), which saves it a
@@ -61,27 +69,40 @@ return (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers
 );
 
 /**
- * The common release: compare-and-delete of one mutex key that nobody else waits for, which is
- * what a value without the waiters' mark says (see WAITERS_MARK). It reads no other key, so it
- * is sent with no other.
+ * The common release: compare-and-delete of one mutex key nobody waits for in the releasing
+ * process. A value without the waiters' mark (see WAITERS_MARK) says nobody else waits either,
+ * and the script reads no other key. A marked one says another process is in the turn list:
+ * the script then hands the key on as RELEASE does, in the same call. The turn list's name is
+ * derived from the key (see TURNS_OF), so the common release sends the key alone.
  * KEYS[1]: the lock key. ARGV[1]: owner token.
- * Returns outcome + 1, outcome as in RELEASE; or 3 when the key is ours and marked: RELEASE must
- * then hand it on.
+ * Returns as RELEASE does: outcome + 1 for an unmarked key, and for a marked one
+ * 2 + 8 * turned + 16 * subscribers.
  */
-export const RELEASE_UNWATCHED = lua(`
+export const RELEASE_UNWATCHED = publishing(
+  (publish) => `
 local holder = redis.pcall('GET', KEYS[1])
 if holder == ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 2
 end
-if holder == ARGV[1] .. '${WAITERS_MARK}' then return 3 end
+if holder == ARGV[1] .. '${WAITERS_MARK}' then
+  ${TURNS_OF}
+  ${PASS_TURN}
+  local turns_key = turns_of(KEYS[1])
+  local turn = pass_turn(KEYS[1], turns_key, '', lookahead_of(1))
+  if not turn or turn == '' then redis.call('DEL', KEYS[1]) end
+  if not turn then return 2 end
+  local subscribers = redis.call('${publish}', channel_of(turns_key), turn)
+  return 2 + (turn ~= '' and 8 or 0) + 16 * subscribers
+end
 -- A holder set reads as another owner's; any other error is raised as the refusal it is.
 if type(holder) == 'table' and string.sub(holder.err, 1, 9) ~= 'WRONGTYPE' then
   holder = redis.call('GET', KEYS[1])
 end
 if holder then return 0 end
 return 1
-`);
+`,
+);
 
 /**
  * Compare-and-delete that wakes nobody and gives no turn: giving back a lock nobody used.

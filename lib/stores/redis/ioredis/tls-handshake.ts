@@ -1,4 +1,4 @@
-import { Redis, type Cluster } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /** Failures of the TCP connection itself, which a TLS client meets as any other does. */
 const TCP_FAILURES: ReadonlySet<string> = new Set([
@@ -59,6 +59,8 @@ function handshakeFailure(client: Redis, error: Error): string | undefined {
 /** A TLS client (not Sentinel's: its errors come from asking the sentinels as well). */
 function isTlsClient(client: Redis | Cluster): client is Redis {
   return (
-    client instanceof Redis && Boolean(client.options.tls) && !client.options.sentinels?.length
+    !client.isCluster &&
+    Boolean((client as Redis).options.tls) &&
+    !(client as Redis).options.sentinels?.length
   );
 }

@@ -1,5 +1,6 @@
 import type { ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { internalsOf, isReadyCheck, unansweredOf } from './ioredis-internals.js';
+import { internalsOf } from './ioredis-checks.js';
+import { isReadyCheck, unansweredOf } from './ioredis-internals.js';
 
 /**
  * How long ioredis gives a connection we drop to close its socket before destroying it
