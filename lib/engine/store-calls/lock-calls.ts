@@ -164,7 +164,7 @@ export class HandOffCall extends StoreCall<ExtendResult[], ReleaseResult> {
     private readonly waiter: Waiter,
   ) {
     super(context.deadlines, lock.key, 'release', context.health);
-    queue.beginHandOff();
+    queue.beginOutsideAttempt();
     this.ttl = waiter.takeOverTtl!;
     this.sentAt = performance.now();
     const { fullKeys: keys, token, kind } = lock;

@@ -157,7 +157,8 @@ export class WaitQueue {
   /**
    * The waiter that may take over a lock released here (see `LocalHandoffs.mayHandOff`): the
    * head, if it needs no fence of its own and the lock may be handed off once more here. The
-   * hand-off it gets is confirmed in the store first (`beginHandOff`).
+   * hand-off it gets is confirmed in the store first: until `handOffAnswered`, that call counts
+   * as an attempt in flight (`beginOutsideAttempt`), so that the head does not also try.
    */
   nextLocalHolder(): Waiter | undefined {
     const head = this.waiters[0];
@@ -168,26 +169,11 @@ export class WaitQueue {
   }
 
   /**
-   * A lease released here is being confirmed in the store for `waiter` (from `nextLocalHolder`):
-   * until `handOffAnswered`, that call counts as an attempt in flight, so that the head does not
-   * also try on its own.
-   */
-  beginHandOff(): void {
-    this.beginOutsideAttempt();
-  }
-
-  /**
    * The store answered a hand-off: `grant` when it still held the lease, now `waiter`'s. Without
    * one (the key was gone, or someone else's), the head tries in the store at once.
    */
   handOffAnswered(waiter: Waiter, grant: Grant | undefined): void {
-    if (grant && this.waiters[0] !== waiter) this.driver.discard(this, grant);
-    else if (grant) {
-      this.waiters.shift();
-      this.holders++;
-      this.handoffs.count++;
-      waiter.deliver(grant);
-    }
+    if (grant) this.hand(waiter, grant, 'hand-off');
     this.endOutsideAttempt(false);
   }
 
@@ -209,7 +195,7 @@ export class WaitQueue {
    * gave the key to another process's turn (see `noteRelease`), the head waits to be called.
    */
   successorAnswered(successor: Waiter, grant: Grant | undefined): void {
-    if (grant) this.hand(successor, grant, true);
+    if (grant) this.hand(successor, grant, 'successor');
     this.endOutsideAttempt(false, !this.handoffs.othersWaiting);
   }
 
@@ -315,18 +301,22 @@ export class WaitQueue {
     if (this.driver.turnGrace !== undefined) this.latch.wakeWithin(this.driver.turnGrace);
   }
 
-  /** The grant was won with the head's options (ttl, fencing), so only the head may take it. */
-  private hand(head: Waiter, grant: Grant, successorLease = false): void {
+  /**
+   * The grant was won with the head's options (ttl, fencing), so only the head may take it. It
+   * came from the store (an attempt), a release here that set a successor lease, or a local
+   * hand-off, which counts towards the hand-offs in a row.
+   */
+  private hand(head: Waiter, grant: Grant, from: GrantFrom = 'store'): void {
     if (this.waiters[0] !== head) return this.driver.discard(this, grant);
     this.waiters.shift();
-    this.addHolder(successorLease);
+    this.addHolder(from);
     head.deliver(grant);
   }
 
-  /** A lock came from the store, or (`successorLease`) from a release here that set it. */
-  private addHolder(successorLease = false): void {
+  private addHolder(from: GrantFrom = 'store'): void {
     this.holders++;
-    this.handoffs.restart(successorLease);
+    if (from === 'hand-off') this.handoffs.count++;
+    else this.handoffs.restart(from === 'successor');
   }
 
   /**
@@ -341,6 +331,9 @@ export class WaitQueue {
     this.driver.busyKeys.deleteIf(this.busyKey, this);
   }
 }
+
+/** Where a lock held here came from: its own attempt, a successor lease, or a local hand-off. */
+type GrantFrom = 'store' | 'successor' | 'hand-off';
 
 /** How many locks of this kind one process may hold on the key at once. */
 function holdersPerProcess(kind: LockKind): number {
