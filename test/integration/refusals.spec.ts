@@ -15,6 +15,9 @@ import { createAclUser, documentedRule, userUrl } from '../harness/acl-rules.js'
 import { CapturingLogger } from '../harness/capturing-logger.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { errorOf, waitUntil } from '../harness/waits.js';
+import { ChildWorker } from '../harness/child-workers.js';
+import { keysWithoutExpiry } from '../harness/key-expiry.js';
+import type { AclWaiterConfig } from '../fixtures/acl-waiter.js';
 
 // Every Redis error inside a lock script surfaces as the refusal it is, naming the grant it
 // needs: a command the ACL user lacks is never read as another owner's lock, a kind conflict,
@@ -115,11 +118,24 @@ describe('refusals name the grant they need', () => {
     });
   });
 
-  it('without +pexpire, a semaphore is refused naming PEXPIRE', async () => {
-    const { locks } = await start('nopexpire');
-    const error = await errorOf(() => locks.acquire('pool', { limit: 2 }));
-    expect(error).toMatchObject({ name: 'LockStoreRefusedError', refused: 'pexpire' });
-    expect((error as Error).message).toContain('grant +pexpire');
+  describe('without +pexpire', () => {
+    it('a semaphore is refused naming PEXPIRE, and leaves no holder set without an expiry', async () => {
+      const { locks } = await start('nopexpire');
+      const error = await errorOf(() => locks.acquire('pool', { limit: 2 }));
+      expect(error).toMatchObject({ name: 'LockStoreRefusedError', refused: 'pexpire' });
+      expect((error as Error).message).toContain('grant +pexpire');
+      expect(await keysWithoutExpiry(server.port)).toEqual([]);
+    });
+
+    it('a waiter is refused naming PEXPIRE, and leaves no turn list without an expiry', async () => {
+      const holder = await start('locks');
+      const waiter = await start('nopexpire');
+      const lock = await holder.locks.acquire('line');
+      const error = await errorOf(() => waiter.locks.acquire('line', { wait: 1_000 }));
+      expect(error).toMatchObject({ name: 'LockStoreRefusedError', refused: 'pexpire' });
+      expect(await keysWithoutExpiry(server.port)).toEqual([]);
+      await lock.release();
+    });
   });
 
   it('without +lpos, a waiter is refused naming LPOS', async () => {
@@ -166,6 +182,51 @@ describe('refusals name the grant they need', () => {
     expect(lines[0]!.text).toContain('grant +ping');
     expect(lines[0]!.text).not.toContain('Such locks fail');
     expect(lines[0]!.text).toContain('locks do not use PING');
+  });
+
+  describe('SUBSCRIBE refused after the subscriber reconnected', () => {
+    async function losesSubscribe(
+      mode: AclWaiterConfig['mode'],
+      key: string,
+    ): Promise<ChildWorker> {
+      const config: AclWaiterConfig = { url: url('locks'), key, mode };
+      const worker = ChildWorker.spawn('acl-waiter', config);
+      await worker.next('ready', 15_000);
+      worker.send({ type: 'start' });
+      await worker.next('subscribed', 5_000);
+      await waitUntil('the subscription made', async () =>
+        ((await admin.pubsub('CHANNELS')) as string[]).some((name) => name.includes(key)),
+      );
+      await admin.call('ACL', 'SETUSER', 'locks', '-subscribe');
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      return worker;
+    }
+    afterEach(async () => {
+      await admin.call('ACL', 'SETUSER', 'locks', '+subscribe');
+      await admin.call('ACL', 'LOG', 'RESET');
+    });
+
+    it('leaves the waiter running: it polls, and gets the lock once it is free', async () => {
+      await admin.set('lock:sub', 'someone', 'PX', 20_000);
+      const worker = await losesSubscribe('library', 'sub');
+      try {
+        // The subscriber reconnected, and its resubscription was refused (ACL LOG says so).
+        await waitUntil('the resubscription refused', async () =>
+          JSON.stringify(await admin.call('ACL', 'LOG')).includes('subscribe'),
+        );
+        await admin.del('lock:sub');
+        await worker.next('acquired', 5_000);
+      } finally {
+        worker.send({ type: 'stop' });
+        await worker.stop();
+      }
+    });
+
+    it("canary: ioredis's own resubscription leaves the refusal unhandled, and the process dies", async () => {
+      const worker = await losesSubscribe('plain', 'canary');
+      await expect(worker.next('never', 10_000)).rejects.toThrow(/exited/);
+      await worker.kill();
+    });
   });
 
   describe('credentials Redis refuses', () => {

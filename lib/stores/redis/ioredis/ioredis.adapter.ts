@@ -139,28 +139,43 @@ function subscriberOf(client: IoredisClient, events: SubscriberEvents): Subscrib
   } else {
     // SUBSCRIBE is safe to send twice: let a reconnect resend it. No ready check: SUBSCRIBE runs
     // on a server that is still loading, and ioredis 5 sends a SUBSCRIBE made as the socket
-    // connects ahead of the check's INFO, which the server then refuses in subscriber mode.
+    // connects ahead of the check's INFO, which the server then refuses in subscriber mode. The
+    // channels are subscribed again after a reconnect here, not by ioredis, whose own
+    // resubscription leaves a refusal (an ACL that lost its SUBSCRIBE) unhandled: that ends
+    // the process.
     connection = (client as Redis).duplicate({
       enableOfflineQueue: true,
       autoResendUnfulfilledCommands: true,
+      autoResubscribe: false,
       enableReadyCheck: false,
       disconnectTimeout,
     });
   }
+  const channels = new Set<string>();
   connection.on(sharded ? 'smessage' : 'message', events.message);
   // Messages sent while the connection was down (or a slot was moving) are gone.
   let readyOnce = false;
   connection.on('ready', () => {
-    if (readyOnce) events.missed();
+    if (readyOnce) {
+      // Refused, the waiters are still woken, and look again at their poll cap.
+      if (!sharded && channels.size > 0) {
+        (connection as Redis).subscribe(...channels).catch(() => undefined);
+      }
+      events.missed();
+    }
     readyOnce = true;
   });
   if (sharded) connection.on('+node', events.missed);
   connection.on('error', () => undefined);
   return {
-    subscribe: (channel) =>
-      sharded ? connection.ssubscribe(channel) : connection.subscribe(channel),
-    unsubscribe: (channel) =>
-      sharded ? connection.sunsubscribe(channel) : connection.unsubscribe(channel),
+    subscribe: (channel) => {
+      channels.add(channel);
+      return sharded ? connection.ssubscribe(channel) : connection.subscribe(channel);
+    },
+    unsubscribe: (channel) => {
+      channels.delete(channel);
+      return sharded ? connection.sunsubscribe(channel) : connection.unsubscribe(channel);
+    },
     close: () => closeConnection(connection),
   };
 }

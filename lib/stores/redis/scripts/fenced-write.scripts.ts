@@ -22,6 +22,8 @@ export const FENCED_WRITE = lua(`
 local newest = tonumber(redis.call('GET', KEYS[1]) or '0')
 local fence = tonumber(ARGV[1])
 if fence < newest then return {0, redis.call('GET', KEYS[1])} end
+-- Refused, this fails before anything is written: no write ids are left without an expiry.
+redis.call('PEXPIRE', KEYS[2], ${WRITE_MEMORY})
 if fence > newest then
   redis.call('SET', KEYS[1], ARGV[1])
   redis.call('UNLINK', KEYS[2])

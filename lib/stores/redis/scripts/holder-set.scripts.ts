@@ -105,10 +105,13 @@ if busy then
   if ARGV[5] ~= '' then join_line(KEYS[2], '*' .. ARGV[5]) end
   return {0, math.max(math.floor(busy), 0)}
 end
-if kind == 's' and count == 0 then redis.call('ZADD', key, '+inf', 'L' .. ARGV[3]) end
-redis.call('ZADD', key, now + ttl, member)
+-- The key's expiry is set before the set is written, so that a refused PEXPIRE leaves no set
+-- without one (a script that fails does not undo its writes); a new set gets it after.
 local key_ttl = redis.call('PTTL', key)
 if key_ttl < ttl then redis.call('PEXPIRE', key, ttl) end
+if kind == 's' and count == 0 then redis.call('ZADD', key, '+inf', 'L' .. ARGV[3]) end
+redis.call('ZADD', key, now + ttl, member)
+if key_ttl == -2 then redis.call('PEXPIRE', key, ttl) end
 if ARGV[5] ~= '' then redis.call('LREM', KEYS[2], 0, '*' .. ARGV[5]) end
 if kind == 'w' then redis.call('DEL', KEYS[3]) end
 if ARGV[4] == '1' then

@@ -22,10 +22,14 @@ export const MAX_IN_LINE = 128;
  * scripts define them after their common path and only those they use.
  * `join_line` puts an entry at the end unless it is already in the list or the list is full
  * (MAX_IN_LINE). It is the only way a script adds to a turn list, and it re-arms the list's
- * expiry each time: a list that a pop emptied (and Redis deleted) comes back with one.
+ * expiry each time: a list that a pop emptied (and Redis deleted) comes back with one. Its first
+ * PEXPIRE, before the list is written, is refused where the last would be (an ACL without it),
+ * so that a refusal leaves no list without an expiry: a script that fails does not undo its
+ * writes.
  */
 export const JOIN_LINE = `
 local function join_line(turns_key, entry)
+  redis.call('PEXPIRE', turns_key, ${WAITERS_LIFETIME})
   local room = redis.call('LLEN', turns_key) < ${MAX_IN_LINE}
   if room and not redis.call('LPOS', turns_key, entry) then
     redis.call('RPUSH', turns_key, entry)
