@@ -37,6 +37,10 @@ const COLOURS: Record<string, string> = {
   redlock: '#d62728',
   'redis-semaphore': '#ff7f0e',
   raw: '#7f7f7f',
+  '@sesamecare-oss/redlock': '#e377c2',
+  'redlock-universal': '#17becf',
+  current: '#1f77b4',
+  '407040a': '#bcbd22',
   'atomic Lua (ceiling)': '#2ca02c',
   'no lock (control)': '#9467bd',
 };
@@ -55,8 +59,20 @@ export function machineLine(meta: ChartMeta): string[] {
   ];
 }
 
-/** A chart of one or more panels side by side, titled, with the machine line as subtitle. */
+/** Panels per row: more wrap onto the next row. */
+const COLUMNS = 3;
+
+/**
+ * A chart of one or more panels side by side (three to a row), titled, with the machine line as
+ * subtitle.
+ */
 export function chartSpec(title: string, meta: ChartMeta, panels: readonly Panel[]): TopLevelSpec {
+  const shared = colourScales(panels) === 'shared';
+  // A shared legend needs one domain and one range in every panel: a contender keeps its colour
+  // in panels that lack others.
+  const everySeries = shared
+    ? unique(panels.flatMap((panel) => panel.bars.map((b) => b.series)))
+    : undefined;
   return {
     title: { text: title, subtitle: machineLine(meta), anchor: 'start', fontSize: 15, offset: 12 },
     background: 'white',
@@ -67,15 +83,24 @@ export function chartSpec(title: string, meta: ChartMeta, panels: readonly Panel
       concat: { spacing: 36 },
     },
     // Even one panel goes in a concat, so that its own title does not replace the chart's.
-    hconcat: panels.map(panelSpec),
+    concat: panels.map((panel) => panelSpec(panel, everySeries)),
+    columns: Math.min(COLUMNS, panels.length),
     // One legend when every panel is coloured by contender; one per panel for other series.
-    resolve: { scale: { color: colourScales(panels), y: 'independent' } },
+    resolve: {
+      scale: {
+        color: colourScales(panels),
+        x: 'independent',
+        xOffset: 'independent',
+        y: 'independent',
+      },
+    },
   } as TopLevelSpec;
 }
 
-function panelSpec(panel: Panel) {
+function panelSpec(panel: Panel, everySeries?: readonly string[]) {
   const groups = unique(panel.bars.map((bar) => bar.group));
   const series = unique(panel.bars.map((bar) => bar.series));
+  const domain = everySeries ?? series;
   const x = {
     field: 'group',
     type: 'nominal',
@@ -96,8 +121,8 @@ function panelSpec(panel: Panel) {
     field: 'series',
     type: 'nominal',
     title: panel.legend ?? 'contender',
-    sort: series,
-    scale: { domain: series, range: colours(series) },
+    sort: domain,
+    scale: { domain, range: colours(domain) },
     legend: { orient: 'bottom', direction: 'vertical', labelLimit: 400 },
   };
   const encoding = { x, y, xOffset: { field: 'series', sort: series }, color: colour };

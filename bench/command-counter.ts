@@ -3,16 +3,31 @@ import { Redis } from 'ioredis';
 /**
  * Counts Redis commands two ways. The server's `INFO commandstats` counts every command it ran,
  * including those a Lua script ran (Redis 7 does: `verifyScriptCounting` checks it at start).
- * The client-side tally counts only what ioredis sent (top-level calls: EVALSHA, SET, ...).
- * Their difference is the work done inside scripts.
+ * The client-side tally counts only what the clients sent (top-level calls: EVALSHA, SET, ...):
+ * ioredis's here, node-redis's and GLIDE's through `tally` (contenders/client-connections.ts).
+ * Their difference is the work done inside scripts. A window also reads the CPU time of both
+ * sides: this process (every thread, GLIDE's included) and the Redis server.
  */
 export type CommandCounts = Record<string, number>;
 
-// The bench's own probes: left out of every total.
-const EXCLUDED = new Set(['info', 'config|resetstat', 'flushall', 'dbsize', 'ping']);
+// The bench's own probes: left out of every total. PING too, where a neighbour process pings
+// during the window (scenario 7); scenarios whose locks may PING count it (`countPings`).
+const PROBES = ['info', 'config|resetstat', 'flushall', 'dbsize'];
+const EXCLUDED = new Set([...PROBES, 'ping']);
+const PROBES_ONLY = new Set(PROBES);
 
 const sentByThisProcess = new Map<string, number>();
 let patched = false;
+
+/** Adds one command `name` to this process's client-side tally. */
+export function tally(name: string): void {
+  sentByThisProcess.set(name, (sentByThisProcess.get(name) ?? 0) + 1);
+}
+
+/** Whether this process tallies its commands (node-redis and GLIDE hook in when they connect). */
+export function countingClients(): boolean {
+  return patched;
+}
 
 /** Wraps ioredis' single send path once, so every command this process sends is tallied. */
 export function countClientCommands(): void {
@@ -23,8 +38,7 @@ export function countClientCommands(): void {
   };
   const original = proto.sendCommand;
   proto.sendCommand = function (this: unknown, command, ...rest) {
-    const name = command.name.toLowerCase();
-    sentByThisProcess.set(name, (sentByThisProcess.get(name) ?? 0) + 1);
+    tally(command.name.toLowerCase());
     return original.call(this, command, ...rest);
   };
 }
@@ -34,20 +48,39 @@ export function clientCommandSnapshot(): CommandCounts {
 }
 
 export async function serverCommandSnapshot(admin: Redis): Promise<CommandCounts> {
-  const text = await admin.info('commandstats');
+  return commandsOf(await admin.info('commandstats'));
+}
+
+function commandsOf(info: string): CommandCounts {
   const counts: CommandCounts = {};
-  for (const line of text.split('\n')) {
+  for (const line of info.split('\n')) {
     const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
     if (match) counts[match[1]] = Number(match[2]);
   }
   return counts;
 }
 
-export function delta(after: CommandCounts, before: CommandCounts): CommandCounts {
+/** The server's CPU time so far, µs: its user and system time (INFO cpu). */
+function serverCpuUsOf(info: string): number {
+  const seconds = (name: string): number =>
+    Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+}
+
+function processCpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+export function delta(
+  after: CommandCounts,
+  before: CommandCounts,
+  excluded: ReadonlySet<string> = EXCLUDED,
+): CommandCounts {
   const result: CommandCounts = {};
   for (const [name, calls] of Object.entries(after)) {
     const diff = calls - (before[name] ?? 0);
-    if (diff > 0 && !EXCLUDED.has(name)) result[name] = diff;
+    if (diff > 0 && !excluded.has(name)) result[name] = diff;
   }
   return result;
 }
@@ -67,17 +100,38 @@ export function sumCounts(all: readonly CommandCounts[]): CommandCounts {
 export interface CommandWindow {
   readonly server: CommandCounts;
   readonly client: CommandCounts;
+  /** CPU time spent in the window, µs, by this process (all its threads) and by Redis. */
+  readonly cpu: { readonly processUs: number; readonly redisUs: number };
 }
 
-/** Opens a window; the returned function closes it. Children's client tallies are added by callers. */
-export async function openCommandWindow(admin: Redis): Promise<() => Promise<CommandWindow>> {
-  const serverBefore = await serverCommandSnapshot(admin);
+/**
+ * Opens a window; the returned function closes it. Children's client tallies are added by
+ * callers. `countPings`: the window's PINGs are the locks' own (redlock-universal's health check
+ * sends one before a new lock's first SET), not a probe's.
+ */
+export async function openCommandWindow(
+  admin: Redis,
+  { countPings = false } = {},
+): Promise<() => Promise<CommandWindow>> {
+  const excluded = countPings ? PROBES_ONLY : EXCLUDED;
+  const serverBefore = await serverInfo(admin);
   const clientBefore = clientCommandSnapshot();
+  const processBefore = processCpuUs();
   return async () => {
+    const processUs = processCpuUs() - processBefore;
     const clientAfter = clientCommandSnapshot();
-    const serverAfter = await serverCommandSnapshot(admin);
-    return { server: delta(serverAfter, serverBefore), client: delta(clientAfter, clientBefore) };
+    const serverAfter = await serverInfo(admin);
+    return {
+      server: delta(commandsOf(serverAfter), commandsOf(serverBefore), excluded),
+      client: delta(clientAfter, clientBefore, excluded),
+      cpu: { processUs, redisUs: serverCpuUsOf(serverAfter) - serverCpuUsOf(serverBefore) },
+    };
   };
+}
+
+/** INFO's commandstats and cpu sections in one call (Redis 7 takes several sections). */
+function serverInfo(admin: Redis): Promise<string> {
+  return admin.call('INFO', 'commandstats', 'cpu') as Promise<string>;
 }
 
 /** `a=3 b=1` for the largest counts, divided by `per` (e.g. per lock). */

@@ -1,8 +1,11 @@
 import {
+  CLIENTS_OF,
   LOCK_CONTENDERS,
   closeAll,
   createLockContenders,
+  type BenchClient,
   type Contender,
+  type LockContenderName,
   type Tuning,
 } from './contenders/index.js';
 import { runHotKeyLoop } from './hot-key-loop.js';
@@ -40,13 +43,35 @@ export async function warmUp(contender: Contender, ms: number): Promise<void> {
   await Promise.all(Array.from({ length: 8 }, (_, worker) => cycle(worker)));
 }
 
-/** Connects every lock contender with `tuning`, warms each up, runs `use`, and closes them all. */
+/**
+ * The lock contenders the run takes (`--contender`) that run on `client`, plus those of `keep`
+ * that do (scenario 1's baseline), in the canonical order.
+ */
+export function contendersOn(
+  client: BenchClient,
+  options: BenchOptions,
+  keep: readonly LockContenderName[] = [],
+): LockContenderName[] {
+  return LOCK_CONTENDERS.filter(
+    (name) =>
+      CLIENTS_OF[name].includes(client) &&
+      (options.contenders.includes(name) || keep.includes(name)),
+  );
+}
+
+/**
+ * Connects the run's lock contenders on `client` with `tuning` (`contendersOn`), warms each up,
+ * runs `use`, and closes them all.
+ */
 export async function withWarmContenders<T>(
   context: ScenarioContext,
   tuning: Tuning,
   use: (contenders: Contender[]) => Promise<T>,
+  client: BenchClient = 'ioredis',
+  keep: readonly LockContenderName[] = [],
 ): Promise<T> {
-  const contenders = await createLockContenders(LOCK_CONTENDERS, context.target.url, tuning);
+  const names = contendersOn(client, context.options, keep);
+  const contenders = await createLockContenders(names, context.target.url, tuning, client);
   try {
     for (const contender of contenders) await warmUp(contender, context.options.durations.warmUpMs);
     return await use(contenders);

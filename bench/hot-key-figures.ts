@@ -53,6 +53,8 @@ export function hotKeyFigures(sample: HotKeySample): { figures: Figures; command
     zeroLockWorkers: perWorker.filter((count) => count === 0).length,
     cmdsPerLock: total(commands.server) / everyLock,
     topLevelPerLock: total(commands.client) / everyLock,
+    cpuUsPerLock: commands.cpu.processUs / everyLock,
+    redisCpuUsPerLock: commands.cpu.redisUs / everyLock,
     overlaps: countOverlaps(sections),
     gaveUp: sample.gaveUp,
   };

@@ -1,13 +1,13 @@
 /**
- * A worker process of the multi-process hot-key cell. The parent sends `init` (connect every
- * contender), then one `run` per measured run, then `exit`; each gets one reply.
+ * A worker process of the multi-process hot-key cell. The parent sends `init` (connect the
+ * contenders it names), then one `run` per measured run, then `exit`; each gets one reply.
  */
 import { clientCommandSnapshot, countClientCommands, delta } from './command-counter.js';
 import {
-  LOCK_CONTENDERS,
   closeAll,
   createLockContenders,
   type Contender,
+  type LockContenderName,
 } from './contenders/index.js';
 import { warmUp } from './context.js';
 import { runHotKeyLoop, type HotKeyLoopConfig } from './hot-key-loop.js';
@@ -20,7 +20,8 @@ async function handle(message: Message): Promise<Message> {
   switch (message.type) {
     case 'init': {
       countClientCommands();
-      contenders = await createLockContenders(LOCK_CONTENDERS, String(message.url), 'hot-key');
+      const names = message.names as LockContenderName[];
+      contenders = await createLockContenders(names, String(message.url), 'hot-key');
       for (const contender of contenders) await warmUp(contender, Number(message.warmUpMs));
       const settings = Object.fromEntries(contenders.map(({ name, settings }) => [name, settings]));
       return { type: 'ready', settings };

@@ -47,20 +47,27 @@ export async function openRedisTarget(log: (line: string) => void): Promise<Redi
 /**
  * Median PING round trip, ms: back to back (`hot`, the RTT of the theoretical max), and after
  * 1 ms of idleness (`afterIdle`), which is what a hand-off after a 1 ms section really pays:
- * on a busy VM, waking a sleeping process costs more than the trip itself.
+ * on a busy VM, waking a sleeping process costs more than the trip itself. `ping` sends one
+ * PING through the client whose round trip counts (the admin connection, or the cell's client).
  */
-export async function measureRtt(admin: Redis): Promise<{ hot: number; afterIdle: number }> {
-  const hot = await pingMedian(admin, 300, 0);
-  const afterIdle = await pingMedian(admin, 40, 1);
+export async function measureRtt(
+  ping: () => Promise<unknown>,
+): Promise<{ hot: number; afterIdle: number }> {
+  const hot = await pingMedian(ping, 300, 0);
+  const afterIdle = await pingMedian(ping, 40, 1);
   return { hot, afterIdle };
 }
 
-async function pingMedian(admin: Redis, count: number, idleMs: number): Promise<number> {
+async function pingMedian(
+  ping: () => Promise<unknown>,
+  count: number,
+  idleMs: number,
+): Promise<number> {
   const samples: number[] = [];
   for (let i = 0; i < count; i++) {
     if (idleMs > 0) await new Promise((resolve) => setTimeout(resolve, idleMs));
     const start = performance.now();
-    await admin.ping();
+    await ping();
     samples.push(performance.now() - start);
   }
   samples.sort((a, b) => a - b);

@@ -19,6 +19,8 @@ const COLUMNS: Record<number, Column[]> = {
     num('max', 'ratioToRawMax', 2),
     num('cmds/cycle', 'cmdsPerCycle', 1),
     num('top-level/cycle', 'topLevelPerCycle', 1),
+    num('CPU µs/cycle', 'cpuUsPerCycle', 1),
+    num('Redis µs/cycle', 'redisCpuUsPerCycle', 1),
   ],
   2: hotKeyColumns(),
   3: [
@@ -40,6 +42,8 @@ const COLUMNS: Record<number, Column[]> = {
     num('overlaps', 'overlaps'),
     num('cmds/buy', 'cmdsPerBuy', 1),
     num('top-level/buy', 'topLevelPerBuy', 1),
+    num('CPU µs/buy', 'cpuUsPerBuy', 1),
+    num('Redis µs/buy', 'redisCpuUsPerBuy', 1),
   ],
   5: [
     num('top-level/s', 'topLevelPerSec', 1),
@@ -107,6 +111,19 @@ const COLUMNS: Record<number, Column[]> = {
     num('subscriber conns', 'subscriberConnections'),
     num('channels', 'channels'),
   ],
+  10: [
+    num('hand-offs', 'handOffs'),
+    num('p50 ms', 'handOffP50', 3),
+    num('p99 ms', 'handOffP99', 3),
+    num('× old p50', 'ratioToOldP50', 2),
+    num('min', 'ratioToOldP50Min', 2),
+    num('max', 'ratioToOldP50Max', 2),
+    num('release ms', 'releaseP50', 3),
+    num('cmds/hand-off', 'cmdsPerHandOff', 1),
+    num('holder CPU µs', 'holderCpuUs', 0),
+    num('waiter CPU µs', 'waiterCpuUs', 0),
+    num('Redis µs', 'redisCpuUs', 0),
+  ],
   9: [
     num('semaphore/s', 'semaphorePerSec'),
     num('slowest µs', 'semaphoreSlowestUs'),
@@ -139,6 +156,8 @@ function hotKeyColumns(): Column[] {
     num('0-lock', 'zeroLockWorkers'),
     num('cmds/lock', 'cmdsPerLock', 2),
     num('top-level', 'topLevelPerLock', 2),
+    num('CPU µs/lock', 'cpuUsPerLock', 1),
+    num('Redis µs/lock', 'redisCpuUsPerLock', 1),
     num('overlaps', 'overlaps'),
   ];
 }

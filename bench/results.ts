@@ -25,6 +25,8 @@ export interface ContenderResult {
 export interface CellResult {
   readonly cell: string;
   readonly params: Record<string, number>;
+  /** The client library the cell's locks ran on, where the scenario runs on several. */
+  readonly client?: string;
   readonly results: readonly ContenderResult[];
 }
 
@@ -152,4 +154,9 @@ export function withPairedRatio(
     return { ...result, figures };
   });
   return { ...cell, results };
+}
+
+/** The client library a cell's locks ran on: ioredis unless the cell says. */
+export function clientOf(cell: CellResult): string {
+  return cell.client ?? 'ioredis';
 }

@@ -1,6 +1,9 @@
 /**
- * The benchmark of issue 6: this library against node-redlock, redis-semaphore and the raw
- * SET NX floor, on one Redis server, interleaved and repeated. `npm run bench -- --help`.
+ * The benchmark of issues 6 and 43: this library against node-redlock, its fork
+ * @sesamecare-oss/redlock, redis-semaphore, redlock-universal and the raw SET NX floor, on one
+ * Redis server, on each client library the locks take (ioredis, node-redis, Valkey GLIDE),
+ * interleaved and repeated; and its cross-process hand-off beside an earlier build's.
+ * `npm run bench -- --help`.
  */
 import { fileURLToPath } from 'node:url';
 import { writeCharts } from './chart-render.js';
@@ -25,6 +28,7 @@ import { runLockFamily } from './scenario-6-lock-family.js';
 import { runHeldAtScale } from './scenario-7-held-at-scale.js';
 import { runHandOverAtScale } from './scenario-8-hand-over-at-scale.js';
 import { runHolderSetsAtScale } from './scenario-9-holder-sets-at-scale.js';
+import { runHandOffBuilds } from './scenario-10-hand-off-builds.js';
 import { checkTargets } from './targets.js';
 import { Progress } from '../tools/progress.js';
 
@@ -38,6 +42,7 @@ const SCENARIOS: Record<number, (context: ScenarioContext) => Promise<ScenarioRe
   7: runHeldAtScale,
   8: runHandOverAtScale,
   9: runHolderSetsAtScale,
+  10: runHandOffBuilds,
 };
 
 async function main(): Promise<void> {
@@ -69,7 +74,7 @@ async function main(): Promise<void> {
       const context = { target, options, log };
       // The scale scenarios time Redis itself (see redis-first.ts).
       const ran =
-        id >= 7
+        id >= 7 && id <= 9
           ? await withRedisFirst(target, () => runScenario(id, context))
           : await runScenario(id, context);
       const seconds = ((performance.now() - scenarioStart) / 1000).toFixed(0);

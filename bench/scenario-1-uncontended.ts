@@ -24,32 +24,38 @@ const SLICES = 5;
 /**
  * Uncontended: C workers each take and release their own fresh keys back to back. Measures the
  * fixed cost of a lock (two round trips at best) and how well a client pipelines under load.
+ * The locks of each client library run in cells of their own, beside raw on that client.
  */
 export async function runUncontended(context: ScenarioContext): Promise<ScenarioResult> {
   const { options, log } = context;
   const cells: CellResult[] = [];
   const slice = options.durations.uncontendedMs / SLICES;
   const plan = { reps: options.reps[1], slices: SLICES, finish: figuresOf };
-  await withWarmContenders(context, 'defaults', async (contenders) => {
-    for (const workers of CONCURRENCY) {
-      const cell = await runSlicedCell(
-        `C=${workers}`,
-        { workers },
-        contenders,
-        plan,
-        (contender) => measure(context, contender, workers, slice),
-        log,
-      );
-      cells.push(withPairedRatio(cell, 'raw', 'cyclesPerSec', 'ratioToRaw'));
-    }
-  });
+  for (const client of options.clients) {
+    const run = async (contenders: Contender[]): Promise<void> => {
+      for (const workers of CONCURRENCY) {
+        const cell = await runSlicedCell(
+          `C=${workers} ${client}`,
+          { workers },
+          contenders,
+          plan,
+          (contender) => measure(context, contender, workers, slice),
+          log,
+        );
+        cells.push({ ...withPairedRatio(cell, 'raw', 'cyclesPerSec', 'ratioToRaw'), client });
+      }
+    };
+    await withWarmContenders(context, 'defaults', run, client, ['raw']);
+  }
   return {
     id: 1,
     title: 'Uncontended acquire + release on distinct keys',
     cells,
     notes: [
       `${options.reps[1]} repetitions of ${options.durations.uncontendedMs} ms per contender and cell, each in ${SLICES} slices, the contenders taking turns; ttl ${TTL} ms; default settings.`,
-      '× raw: median of the per-repetition ratios to raw (runs of one repetition are adjacent); min–max show the noise. redis-semaphore sends the same two commands as raw, so its ratio is a gauge of that noise.',
+      `Each client library's locks run in cells of their own (${options.clients.join(', ')}), one library after the other, beside raw on the same client.`,
+      '× raw: median of the per-repetition ratios to the raw client of the same cell (runs of one repetition are adjacent); min–max show the noise. redis-semaphore sends the same two commands as raw, so its ratio is a gauge of that noise.',
+      'CPU µs/cycle: CPU time of the bench process (all its threads, a client library’s own included) and of the Redis server, over the cycles.',
     ],
   };
 }
@@ -61,6 +67,8 @@ interface Slice {
   readonly latencies: readonly number[];
   readonly serverCommands: number;
   readonly clientCommands: number;
+  readonly processCpuUs: number;
+  readonly redisCpuUs: number;
 }
 
 async function measure(
@@ -72,7 +80,7 @@ async function measure(
   const { target } = context;
   const prefix = freshKey(`u:${contender.name}`);
   const latencies: number[] = [];
-  const closeWindow = await openCommandWindow(target.admin);
+  const closeWindow = await openCommandWindow(target.admin, { countPings: true });
   const started = performance.now();
   const deadline = started + ms;
   const worker = async (index: number): Promise<void> => {
@@ -86,11 +94,16 @@ async function measure(
   };
   await Promise.all(Array.from({ length: workers }, (_, index) => worker(index)));
   const elapsedMs = performance.now() - started;
-  const commands = await closeWindow();
-  const cycles = latencies.length;
-  const serverCommands = total(commands.server);
-  const clientCommands = total(commands.client);
-  return { cycles, elapsedMs, latencies, serverCommands, clientCommands };
+  const { server, client, cpu } = await closeWindow();
+  return {
+    cycles: latencies.length,
+    elapsedMs,
+    latencies,
+    serverCommands: total(server),
+    clientCommands: total(client),
+    processCpuUs: cpu.processUs,
+    redisCpuUs: cpu.redisUs,
+  };
 }
 
 /** A repetition's figures from its slices: rates over their summed time, latencies pooled. */
@@ -106,6 +119,8 @@ function figuresOf(slices: Slice[]): RunOutcome {
       p99,
       cmdsPerCycle: sum((slice) => slice.serverCommands) / cycles,
       topLevelPerCycle: sum((slice) => slice.clientCommands) / cycles,
+      cpuUsPerCycle: sum((slice) => slice.processCpuUs) / cycles,
+      redisCpuUsPerCycle: sum((slice) => slice.redisCpuUs) / cycles,
     },
   };
 }

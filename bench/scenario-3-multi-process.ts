@@ -1,5 +1,5 @@
 import { openCommandWindow, sumCounts, type CommandWindow } from './command-counter.js';
-import { LOCK_CONTENDERS } from './contenders/index.js';
+import { FIRST_LOCK_CONTENDERS } from './contenders/index.js';
 import { freshKey, type ScenarioContext } from './context.js';
 import { hotKeyFigures } from './hot-key-figures.js';
 import type { HotKeyLoopConfig } from './hot-key-loop.js';
@@ -25,19 +25,21 @@ export async function runMultiProcess(context: ScenarioContext): Promise<Scenari
     (_, i) => new BenchWorker(`hot-key worker ${i + 1}`, 'hot-key-worker.ts'),
   );
   try {
+    // The locks of issue 6, on ioredis (the run's --contender picks among them).
+    const names = FIRST_LOCK_CONTENDERS.filter((name) => options.contenders.includes(name));
     workers.forEach((worker) =>
-      worker.send({ type: 'init', url: target.url, warmUpMs: options.durations.warmUpMs }),
+      worker.send({ type: 'init', url: target.url, warmUpMs: options.durations.warmUpMs, names }),
     );
     const [ready] = await Promise.all(workers.map((worker) => worker.next('ready', 60_000)));
     const settings = ready.settings as Record<string, string>;
-    const contenders = LOCK_CONTENDERS.map((name) => ({ name, settings: settings[name] }));
+    const contenders = names.map((name) => ({ name, settings: settings[name] }));
     const cell = await runCell(
       `${PROCESSES}×${WORKERS_PER_PROCESS} cs=${CS_MS}ms`,
       { processes: PROCESSES, workers: WORKERS_PER_PROCESS, csMs: CS_MS },
       contenders,
       options.reps[3],
       async ({ name }) => {
-        const rtt = await measureRtt(target.admin);
+        const rtt = await measureRtt(() => target.admin.ping());
         const closeWindow = await openCommandWindow(target.admin);
         const key = freshKey(`mp:${name}`);
         const replies = await Promise.all(
@@ -105,6 +107,7 @@ function merge(
     windowEnd,
     rtt,
     perProcess,
-    commands: { server: commands.server, client },
+    // The locks run in the worker processes: this process's CPU time says nothing of them.
+    commands: { server: commands.server, client, cpu: { ...commands.cpu, processUs: NaN } },
   };
 }

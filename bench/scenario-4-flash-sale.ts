@@ -11,7 +11,7 @@ import {
   type BuyOutcome,
   type Sale,
 } from './flash-sale-buyers.js';
-import { runCell, withPairedRatio, type ScenarioResult } from './results.js';
+import { runCell, withPairedRatio, type CellResult, type ScenarioResult } from './results.js';
 import { countOverlaps } from './sections.js';
 import { spread } from './stats.js';
 
@@ -21,46 +21,55 @@ const CONCURRENCY = 200;
 
 /**
  * Flash sale: 2000 buys of a 100-item stock, 200 at a time, each taking the sale's lock (wait
- * up to 2 s) around a read-modify-write of the stock. Next to the locks: an atomic Lua
- * ceiling and a no-lock control that must oversell.
+ * up to 2 s) around a read-modify-write of the stock; the locks of each client library in a
+ * cell of their own. Next to the locks of the first cell: an atomic Lua ceiling and a no-lock
+ * control that must oversell.
  */
 export async function runFlashSale(context: ScenarioContext): Promise<ScenarioResult> {
-  const { target } = context;
+  const { target, options } = context;
   const data = await connect(target.url);
+  const cells: CellResult[] = [];
   try {
-    return await withWarmContenders(context, 'defaults', (contenders) =>
-      saleCell(context, contenders, data),
-    );
+    for (const [index, client] of options.clients.entries()) {
+      const controls = index === 0 ? [await atomicLuaBuyer(data), noLockBuyer] : [];
+      const run = async (contenders: Contender[]): Promise<void> => {
+        const buyers = [...contenders.map(lockedBuyer), ...controls];
+        const cell = await saleCell(context, client, buyers, data);
+        cells.push({ ...withPairedRatio(cell, 'redlock', 'buysPerSec', 'ratioToRedlock'), client });
+      };
+      await withWarmContenders(context, 'defaults', run, client);
+    }
   } finally {
     await quit(data);
   }
-}
-
-async function saleCell(
-  context: ScenarioContext,
-  contenders: Contender[],
-  data: Sale['data'],
-): Promise<ScenarioResult> {
-  const { options, log } = context;
-  const buyers = [...contenders.map(lockedBuyer), await atomicLuaBuyer(data), noLockBuyer];
-  const cell = await runCell(
-    `stock ${STOCK}, ${BUYS} buys @ ${CONCURRENCY}`,
-    { stock: STOCK, buys: BUYS, concurrency: CONCURRENCY, waitMs: SALE_WAIT_MS },
-    buyers,
-    options.reps[4],
-    (buyer) => sell(context, buyer, data),
-    log,
-  );
   return {
     id: 4,
     title: 'Flash sale',
-    cells: [withPairedRatio(cell, 'redlock', 'buysPerSec', 'ratioToRedlock')],
+    cells,
     notes: [
-      `Each buy: acquire (wait ≤ ${SALE_WAIT_MS} ms; redlock: its default retries, ~2 s), GET stock, SET stock − 1, release.`,
+      `Each buy: acquire (wait ≤ ${SALE_WAIT_MS} ms; redlock and its fork: their default retries, ~2 s), GET stock, SET stock − 1, release.`,
+      "Each client library's locks run in a cell of their own; the shop's GET and SET go through one ioredis connection in every cell, so that only the lock differs.",
       'buysPerSec counts completed buys (sold or found sold out); p50/p99 cover every buy, including those that gave up.',
-      '× redlock: median of the per-repetition ratios of buys/s to node-redlock (defaults); min–max show the noise.',
+      '× redlock: median of the per-repetition ratios of buys/s to node-redlock (defaults, on ioredis); min–max show the noise.',
+      'CPU µs/buy: CPU time of the bench process (all threads) and of the Redis server, over the buys.',
     ],
   };
+}
+
+function saleCell(
+  context: ScenarioContext,
+  client: string,
+  buyers: readonly Buyer[],
+  data: Sale['data'],
+): Promise<CellResult> {
+  return runCell(
+    `stock ${STOCK}, ${BUYS} buys @ ${CONCURRENCY} ${client}`,
+    { stock: STOCK, buys: BUYS, concurrency: CONCURRENCY, waitMs: SALE_WAIT_MS },
+    buyers,
+    context.options.reps[4],
+    (buyer) => sell(context, buyer, data),
+    context.log,
+  );
 }
 
 async function sell(context: ScenarioContext, buyer: Buyer, data: Sale['data']) {
@@ -70,7 +79,7 @@ async function sell(context: ScenarioContext, buyer: Buyer, data: Sale['data']) 
   const outcomes: Record<BuyOutcome, number> = { sold: 0, 'sold-out': 0, 'not-acquired': 0 };
   const latencies: number[] = [];
   let issued = 0;
-  const closeWindow = await openCommandWindow(context.target.admin);
+  const closeWindow = await openCommandWindow(context.target.admin, { countPings: true });
   const started = performance.now();
   const shopper = async (worker: number): Promise<void> => {
     while (issued < BUYS) {
@@ -98,6 +107,8 @@ async function sell(context: ScenarioContext, buyer: Buyer, data: Sale['data']) 
       overlaps: countOverlaps(sale.sections),
       cmdsPerBuy: total(commands.server) / BUYS,
       topLevelPerBuy: total(commands.client) / BUYS,
+      cpuUsPerBuy: commands.cpu.processUs / BUYS,
+      redisCpuUsPerBuy: commands.cpu.redisUs / BUYS,
     },
   };
 }

@@ -69,7 +69,7 @@ export async function runLockFamily(context: ScenarioContext): Promise<ScenarioR
 
 async function measureSemaphore(context: ScenarioContext, contender: Contender) {
   const { target, options } = context;
-  const rtt = await measureRtt(target.admin);
+  const rtt = await measureRtt(() => target.admin.ping());
   const closeWindow = await openCommandWindow(target.admin);
   const durationMs = options.durations.hotKeyMs;
   const key = freshKey(`sem:${contender.name}`);

@@ -1,9 +1,15 @@
-import type { Figures } from './aggregate.js';
+import {
+  flashSaleTargets,
+  handOffTargets,
+  hotKeyTargets,
+  uncontendedTargets,
+} from './client-targets.js';
+import { LOCK_CONTENDERS } from './contenders/contender.js';
 import type { ScenarioResult, TargetCheck } from './results.js';
 import { scaleTargets } from './scale-targets.js';
 
 const LIB = 'library';
-const LOCKS = ['library', 'redlock', 'redis-semaphore', 'raw'];
+const LOCKS: readonly string[] = LOCK_CONTENDERS;
 const f = (value: number | undefined, digits = 2): string =>
   value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits);
 
@@ -12,11 +18,6 @@ export function checkTargets(
   selfTestOverlaps: number,
 ): TargetCheck[] {
   const checks: TargetCheck[] = [];
-  const get = (id: number, cell: string, contender: string): Figures | undefined =>
-    scenarios
-      .find((scenario) => scenario.id === id)
-      ?.cells.find((candidate) => candidate.cell === cell)
-      ?.results.find((result) => result.contender === contender)?.figures;
   const add = (scenario: number, target: string, measured: string, pass: boolean, anchor = false) =>
     checks.push({ scenario, target, measured, pass, anchor });
   const has = (id: number): boolean =>
@@ -28,65 +29,7 @@ export function checkTargets(
     measured: `${selfTestOverlaps} overlaps`,
     pass: selfTestOverlaps > 0,
   });
-  if (has(1)) {
-    for (const c of [1, 8, 64]) {
-      const lib = get(1, `C=${c}`, LIB);
-      const redlock = get(1, `C=${c}`, 'redlock');
-      const semaphore = get(1, `C=${c}`, 'redis-semaphore');
-      if (!lib || !redlock || !semaphore) continue;
-      add(1, `C=${c}: ≥ 0.95× raw`, `${f(lib.ratioToRaw)}×`, lib.ratioToRaw >= 0.95);
-      const ahead = lib.ratioToRaw > redlock.ratioToRaw && lib.ratioToRaw > semaphore.ratioToRaw;
-      add(
-        1,
-        `C=${c}: ahead of both peers`,
-        `${f(lib.ratioToRaw)} vs redlock ${f(redlock.ratioToRaw)}, redis-semaphore ${f(semaphore.ratioToRaw)}`,
-        ahead,
-      );
-      add(
-        1,
-        `C=${c}: anchor redlock 0.55–0.75× raw`,
-        `${f(redlock.ratioToRaw)}×`,
-        redlock.ratioToRaw >= 0.55 && redlock.ratioToRaw <= 0.75,
-        true,
-      );
-      add(
-        1,
-        `C=${c}: anchor redis-semaphore 0.72–0.95× raw`,
-        `${f(semaphore.ratioToRaw)}×`,
-        semaphore.ratioToRaw >= 0.72 && semaphore.ratioToRaw <= 0.95,
-        true,
-      );
-    }
-  }
-  if (has(2)) {
-    const lib = get(2, 'W=64 cs=1ms', LIB);
-    if (lib) {
-      add(
-        2,
-        'W=64 cs 1 ms: ≥ 90% of theoretical max',
-        `${f(lib.pctOfMax, 1)}%`,
-        lib.pctOfMax >= 90,
-      );
-      add(
-        2,
-        'W=64 cs 1 ms: least-served ≥ 50% of mean',
-        `${f(lib.leastServedPct, 0)}%`,
-        lib.leastServedPct >= 50,
-      );
-      add(2, 'W=64 cs 1 ms: wait p99 ≤ 150 ms', `${f(lib.waitP99, 1)} ms`, lib.waitP99 <= 150);
-    }
-    const cells = scenarios.find((scenario) => scenario.id === 2)!.cells;
-    const libCells = cells.map((cell) => cell.results.find((r) => r.contender === LIB)!.figures);
-    const worstTop = Math.max(...libCells.map((figures) => figures.topLevelPerLock));
-    const worstAll = Math.max(...libCells.map((figures) => figures.cmdsPerLock));
-    add(2, '≤ 3 commands per lock, any W (top-level calls)', `worst ${f(worstTop)}`, worstTop <= 3);
-    add(
-      2,
-      '≤ 3 commands per lock, any W (commandstats, incl. inside scripts)',
-      `worst ${f(worstAll)}`,
-      worstAll <= 3,
-    );
-  }
+  checks.push(...uncontendedTargets(scenarios), ...hotKeyTargets(scenarios));
   if (has(3)) {
     const cell = scenarios.find((scenario) => scenario.id === 3)!.cells[0];
     const lib = cell.results.find((result) => result.contender === LIB)!.figures;
@@ -100,27 +43,7 @@ export function checkTargets(
       lib.processShareMinPct >= -25 && lib.processShareMaxPct <= 25,
     );
   }
-  if (has(4)) {
-    const cell = scenarios.find((scenario) => scenario.id === 4)!.cells[0];
-    const lib = cell.results.find((result) => result.contender === LIB)!.figures;
-    const redlock = cell.results.find((result) => result.contender === 'redlock')!.figures;
-    const control = cell.results.find((result) => result.contender.startsWith('no lock'))!.figures;
-    add(
-      4,
-      'sold exactly 100, 0 not-acquired, 0 oversold',
-      `sold ${lib.sold}, not acquired ${lib.notAcquired}, oversold ${lib.oversold}`,
-      lib.sold === 100 && lib.notAcquired === 0 && lib.oversold === 0,
-    );
-    const ratio = lib.ratioToRedlock;
-    add(
-      4,
-      '≥ 2.5× node-redlock (defaults) buys/s',
-      `${f(ratio)}× (${f(lib.buysPerSec, 0)} vs ${f(redlock.buysPerSec, 0)})`,
-      ratio >= 2.5,
-    );
-    add(4, 'p99 ≤ 100 ms', `${f(lib.p99, 1)} ms`, lib.p99 <= 100);
-    add(4, 'no-lock control oversells', `oversold ${control.oversold}`, control.oversold > 0);
-  }
+  checks.push(...flashSaleTargets(scenarios));
   if (has(5)) {
     const lib = scenarios.find((scenario) => scenario.id === 5)!.cells[0].results[0].figures;
     // "≤ 1 renewal call per round" is withdrawn: one call carrying every lease held Redis for
@@ -179,7 +102,7 @@ export function checkTargets(
       );
     }
   }
-  checks.push(...scaleTargets(scenarios));
+  checks.push(...scaleTargets(scenarios), ...handOffTargets(scenarios));
   for (const scenario of scenarios.filter((s) => [2, 3, 4].includes(s.id) && has(s.id))) {
     const overlaps = scenario.cells.flatMap((cell) =>
       cell.results.filter((r) => LOCKS.includes(r.contender)).map((r) => r.figures.overlaps),

@@ -27,5 +27,37 @@ export interface Contender {
  */
 export type Tuning = 'defaults' | 'hot-key';
 
-export const LOCK_CONTENDERS = ['library', 'redlock', 'redis-semaphore', 'raw'] as const;
+/** The Redis client libraries the locks run on (issue 43). */
+export const BENCH_CLIENTS = ['ioredis', 'node-redis', 'glide'] as const;
+export type BenchClient = (typeof BENCH_CLIENTS)[number];
+
+export const LOCK_CONTENDERS = [
+  'library',
+  'redlock',
+  '@sesamecare-oss/redlock',
+  'redis-semaphore',
+  'redlock-universal',
+  'raw',
+] as const;
 export type LockContenderName = (typeof LOCK_CONTENDERS)[number];
+
+/** The locks of issue 6, which scenario 3's worker processes run (on ioredis). */
+export const FIRST_LOCK_CONTENDERS: readonly LockContenderName[] = [
+  'library',
+  'redlock',
+  'redis-semaphore',
+  'raw',
+];
+
+/**
+ * The clients each lock takes: node-redlock, its fork and redis-semaphore are written for
+ * ioredis alone; redlock-universal has an adapter for each of the three, as this library does.
+ */
+export const CLIENTS_OF: Readonly<Record<LockContenderName, readonly BenchClient[]>> = {
+  library: BENCH_CLIENTS,
+  redlock: ['ioredis'],
+  '@sesamecare-oss/redlock': ['ioredis'],
+  'redis-semaphore': ['ioredis'],
+  'redlock-universal': BENCH_CLIENTS,
+  raw: BENCH_CLIENTS,
+};

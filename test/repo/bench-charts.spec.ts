@@ -52,4 +52,53 @@ describe('the bench charts', () => {
     // The bar labels: each contender's ratio, as printed on the chart.
     for (const label of ['0.50', '0.60', '0.70', '0.80']) expect(svg).toContain(`>${label}</text>`);
   });
+
+  it('draw a panel per client library, each contender in the same colour in every panel', () => {
+    const onClient = (client: string, contenders: string[]) => ({
+      ...uncontended.cells[0],
+      client,
+      results: uncontended.cells[0].results.filter((r) => contenders.includes(r.contender)),
+    });
+    const clients: ScenarioResult = {
+      ...uncontended,
+      cells: [onClient('ioredis', CONTENDERS), onClient('glide', ['library', 'raw'])],
+    };
+    const [chart] = buildCharts(meta, [clients]);
+    const panels = (chart.spec as unknown as { concat: Panel[] }).concat;
+    expect(panels.map((panel) => panel.title.text[0])).toEqual([
+      'Scenario 1 on ioredis: cycles/s over',
+      'Scenario 1 on glide: cycles/s over',
+    ]);
+    const scales = panels.map((panel) => panel.layer[0].encoding.color.scale);
+    expect(scales[1]).toEqual(scales[0]);
+    expect(scales[0].domain).toEqual(CONTENDERS);
+  });
+
+  it("draw scenario 10's hand-off, this code beside 407040a", () => {
+    const figures = { handOffP50: 0.6, handOffP99: 1.5 };
+    const handOff: ScenarioResult = {
+      id: 10,
+      title: 'Hand-off',
+      notes: [],
+      cells: [
+        {
+          cell: '120 hand-offs',
+          params: { handOffs: 120 },
+          results: ['current', '407040a'].map((contender) => ({
+            contender,
+            settings: '',
+            figures,
+            reps: [figures],
+          })),
+        },
+      ],
+    };
+    expect(buildCharts(meta, [handOff]).map((chart) => chart.file)).toEqual(['hand-off.svg']);
+  });
 });
+
+/** The part of a panel's Vega-Lite spec these tests read. */
+interface Panel {
+  title: { text: string[] };
+  layer: { encoding: { color: { scale: { domain: string[]; range: string[] } } } }[];
+}
