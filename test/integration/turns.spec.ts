@@ -1,3 +1,4 @@
+import { WAITERS_MARK } from '../../lib/stores/redis/scripts/lua-helpers.js';
 import type { Redis } from 'ioredis';
 import { LockStoreError } from '../../lib/errors/lock.errors.js';
 import { fenceKeyOf, turnsKeyOf } from '../../lib/stores/redis/redis-commands.js';
@@ -74,8 +75,9 @@ describe('turns of processes on one hot key', () => {
       waiterHolds = true;
       return lock;
     });
-    // A process that asked for its turn and then died.
+    // A process that asked for its turn, marking the key as lining up does, and then died.
     await redis.probe.rpush(TURNS, 'gone');
+    await redis.probe.set(FULL_KEY, holder.token + WAITERS_MARK, 'KEEPTTL');
 
     await holder.release();
     const reserved = await redis.probe.get(FULL_KEY);

@@ -54,7 +54,13 @@ function senderOf(client: NodeRedisClientLike, form: Form): CommandSender {
     throw asErrorReply(error);
   };
   const call = (command: string, args: readonly RedisArg[]): Promise<unknown> => {
-    const full = [command, ...args.map(String)];
+    // A loop, not a spread and a map: this runs for every command of every lock.
+    const full: string[] = new Array<string>(args.length + 1);
+    full[0] = command;
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]!;
+      full[i + 1] = typeof arg === 'string' ? arg : String(arg);
+    }
     if (form === 'client') return client.sendCommand(full);
     if (form === 'sentinel') return client.sendCommand(false, full);
     return client.sendCommand(firstKeyOf(command, args), false, full);

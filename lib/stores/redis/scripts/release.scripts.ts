@@ -13,8 +13,8 @@ import { lua, publishing } from './lua-script.js';
 /**
  * The release of keys others may wait for: those of a lock of several keys, or a key with a
  * waiter in the releasing process (the rest go by RELEASE_UNWATCHED).
- * Compare-and-delete; each released key goes to the next process in its turn list, if any, and
- * the listeners ahead of it are woken (see PASS_TURN). With nobody else in the list, a single
+ * Compare-and-delete; each released key whose value carries the waiters' mark goes to the next
+ * process in its turn list, if any, and the listeners ahead of it are woken (see PASS_TURN). With nobody else in the list, a single
  * key may go straight to the releasing process's next waiter (the successor), which saves it a
  * round trip. With listeners but no process in line, the key is freed for all to try: a
  * successor would keep it in this process for as long as it has waiters.
@@ -41,10 +41,11 @@ local outcome, subscribers, turned, succeeded = 1, 0, 0, 0
 local lookahead = lookahead_of(n)
 for i = 1, n do
   -- A key now of a semaphore or read-write lock reads as another owner's ('').
-  local holder = holder_of(KEYS[i])
+  local holder, marked = holder_of(KEYS[i])
   if holder == ARGV[1] then
-    -- A turn or the successor overwrites the key; only a key nobody takes is deleted.
-    local turn = pass_turn(KEYS[i], KEYS[n + i], requeue, lookahead)
+    -- A turn or the successor overwrites the key; only a key nobody takes is deleted. A value
+    -- without the waiters' mark says nobody else is in line: its list is not read.
+    local turn = marked and pass_turn(KEYS[i], KEYS[n + i], requeue, lookahead)
     if turn and turn ~= '' then
       turned = 1
       if requeue ~= '' then join_line(KEYS[n + i], requeue) end
