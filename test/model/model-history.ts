@@ -1,20 +1,40 @@
 /**
- * Everything one run recorded: the services' sections, call outcomes and audit findings, and
- * the faults the run injected, each with the window in which it may excuse a failed call.
+ * Everything one run recorded: the services' sections, call outcomes, audit findings and loop
+ * stalls, the foreign clients' compares, and the faults and outside moves the run made, each
+ * with the window in which it may excuse what it touched.
  */
 import {
+  FOREIGN,
   MS,
   now,
+  type AuditRecord,
+  type BulkRecord,
+  type CompareRecord,
   type OutcomeRecord,
+  type RemovalRecord,
   type SectionRecord,
   type ServiceReport,
+  type StallRecord,
   type ViolationRecord,
 } from './model-records.js';
 
+/**
+ * Faults between the library and Redis, and the outside moves that touch no lease (a
+ * companion key deleted, a grant revoked): each may excuse a slow wait; only the first five
+ * may excuse a failed store call (an ACL revoke is judged by acl-checks.ts instead).
+ */
 export interface FaultWindow {
-  readonly kind: 'delay' | 'drop' | 'restart' | 'kill' | 'pause';
+  readonly kind:
+    'delay' | 'drop' | 'restart' | 'kill' | 'pause' | 'stall' | 'acl' | 'companion' | 'removal';
   /** The service it hits; undefined for the whole store. */
   readonly svc?: number;
+  readonly from: bigint;
+  to: bigint;
+}
+
+/** A grant revoked from the services' ACL user, then given back. */
+export interface AclWindow {
+  readonly command: string;
   readonly from: bigint;
   to: bigint;
 }
@@ -25,20 +45,55 @@ export interface FaultWindow {
  */
 export const FAULT_TAIL = 7_500n * MS;
 
+/** A stall this long holds a store call past the point where a wait counts it as a failure. */
+const STALL_FAILS_CALLS_MS = 100;
+
+const STORE_FAULTS = new Set(['delay', 'drop', 'restart', 'kill', 'pause', 'stall']);
+
 export class History {
   readonly sections = new Map<string, SectionRecord>();
   readonly outcomes: OutcomeRecord[] = [];
   readonly violations: string[] = [];
   readonly faults: FaultWindow[] = [];
-  /** Sections entering before `until` lost their lease to a restart at `from`. */
-  readonly amnesties: { from: bigint; until: bigint }[] = [];
+  readonly removals: RemovalRecord[] = [];
+  readonly stalls: StallRecord[] = [];
+  readonly audits: AuditRecord[] = [];
+  readonly compares: CompareRecord[] = [];
+  readonly bulks: BulkRecord[] = [];
+  readonly acl: AclWindow[] = [];
   readonly started = now();
+  /** The sections of each token, by id: the first got the grant, later ones were handed off. */
+  private readonly byToken = new Map<string, Set<string>>();
+
+  constructor(
+    /** Which services run in the checker's own process (they share its loop and its stalls). */
+    private readonly local: (svc: number) => boolean = () => true,
+  ) {}
 
   ingest(report: ServiceReport): void {
-    if (report.type === 'section') this.sections.set(report.section.id, { ...report.section });
-    else if (report.type === 'outcome') this.outcomes.push(report.outcome);
-    else if (!this.pausedThen(report.violation)) {
-      this.violations.push(`s${report.violation.svc}: ${report.violation.what}`);
+    switch (report.type) {
+      case 'section': {
+        const section = { ...report.section };
+        this.sections.set(section.id, section);
+        const ids = this.byToken.get(section.token) ?? new Set<string>();
+        this.byToken.set(section.token, ids.add(section.id));
+        return;
+      }
+      case 'outcome':
+        return void this.outcomes.push(report.outcome);
+      case 'audit':
+        return void this.audits.push(report.audit);
+      case 'stall':
+        return void this.stalls.push(report.stall);
+      case 'removal':
+        return void this.removals.push(report.removal);
+      case 'bulk':
+        return void this.bulks.push(report.bulk);
+      case 'compare':
+        return void this.compares.push(report.compare);
+      default:
+        if (!this.pausedThen(report.violation))
+          this.violations.push(`s${report.violation.svc}: ${report.violation.what}`);
     }
   }
 
@@ -49,16 +104,109 @@ export class History {
     return window;
   }
 
+  /** The section whose grant gave `section` its lease: itself, unless handed off locally. */
+  originOf(section: SectionRecord): SectionRecord {
+    let first = section;
+    for (const other of this.sameLease(section))
+      if (BigInt(other.enter) < BigInt(first.enter)) first = other;
+    return first;
+  }
+
+  /** The section `section` took its lease over from by a local hand-off, if it did. */
+  handedOffBy(section: SectionRecord): SectionRecord | undefined {
+    let previous: SectionRecord | undefined;
+    for (const other of this.sameLease(section)) {
+      if (BigInt(other.enter) >= BigInt(section.enter)) continue;
+      if (!previous || BigInt(other.enter) > BigInt(previous.enter)) previous = other;
+    }
+    return previous;
+  }
+
+  /** The other sections of `section`'s token in its process: one lease, handed on. */
+  private sameLease(section: SectionRecord): SectionRecord[] {
+    const ids = this.byToken.get(section.token) ?? new Set<string>();
+    return [...ids]
+      .map((id) => this.sections.get(id)!)
+      .filter((other) => other !== section && other.svc === section.svc);
+  }
+
   /** Whether a store failure of `svc` during [start, end] may come from an injected fault. */
   faulted(svc: number, start: bigint, end: bigint): boolean {
-    return this.faults.some(
-      (f) => (f.svc === undefined || f.svc === svc) && f.from <= end && start <= f.to + FAULT_TAIL,
+    const fault = this.faults.some(
+      (f) =>
+        STORE_FAULTS.has(f.kind) &&
+        (f.svc === undefined || f.svc === svc) &&
+        f.from <= end &&
+        start <= f.to + FAULT_TAIL,
+    );
+    return fault || this.trafficStalled(svc, start, end + FAULT_TAIL) >= STALL_FAILS_CALLS_MS;
+  }
+
+  /** Whether any fault or outside move, on any service, was on (or in its tail) during [start, end]. */
+  anyFault(start: bigint, end: bigint): boolean {
+    return (
+      this.faults.some((f) => f.from <= end && start <= f.to + FAULT_TAIL) ||
+      this.removals.some((r) => BigInt(r.from) <= end && start <= BigInt(r.to) + FAULT_TAIL) ||
+      this.stalls.some(
+        (s) =>
+          s.lagMs >= STALL_FAILS_CALLS_MS &&
+          BigInt(s.from) <= end &&
+          start <= BigInt(s.to) + FAULT_TAIL,
+      )
     );
   }
 
-  /** Whether any fault, on any service, was on (or in its tail) during [start, end]. */
-  anyFault(start: bigint, end: bigint): boolean {
-    return this.faults.some((f) => f.from <= end && start <= f.to + FAULT_TAIL);
+  /**
+   * How long `svc`'s traffic with Redis may have been held up during [from, to], in ms: its own
+   * loop, the checker's loop (every service reaches Redis through a delay proxy in the
+   * checker's process), and Redis itself.
+   */
+  trafficStalled(svc: number, from: bigint, to: bigint): number {
+    return Math.max(
+      this.loopStalled(svc, from, to),
+      this.loopStalled(FOREIGN, from, to),
+      this.storeStalled(from, to),
+    );
+  }
+
+  /**
+   * The longest loop stall measured or injected in `svc`'s process overlapping [from, to], in
+   * ms; a service in the checker's process shares the checker's stalls. `svc` FOREIGN (or any
+   * negative) is the checker's process.
+   */
+  loopStalled(svc: number, from: bigint, to: bigint): number {
+    const local = svc < 0 || this.local(svc);
+    let worst = 0;
+    for (const s of this.stalls) {
+      if (s.store) continue;
+      const mine = s.svc === undefined ? local : s.svc === svc;
+      if (mine && BigInt(s.from) <= to && from <= BigInt(s.to)) worst = Math.max(worst, s.lagMs);
+    }
+    return worst;
+  }
+
+  /** The slowest answer of Redis to the checker's probe overlapping [from, to], in ms. */
+  storeStalled(from: bigint, to: bigint): number {
+    let worst = 0;
+    for (const s of this.stalls)
+      if (s.store && BigInt(s.from) <= to && from <= BigInt(s.to)) worst = Math.max(worst, s.lagMs);
+    return worst;
+  }
+
+  /** Whether `svc` runs in the checker's own process. */
+  isLocal(svc: number): boolean {
+    return svc < 0 || this.local(svc);
+  }
+
+  /** Whether `svc`'s process was stopped (SIGSTOP) or killed during [from, to]. */
+  frozen(svc: number, from: bigint, to: bigint): boolean {
+    return this.faults.some(
+      (f) =>
+        (f.kind === 'pause' || f.kind === 'kill') &&
+        f.svc === svc &&
+        f.from <= to &&
+        (f.kind === 'kill' || from <= f.to + 100n * MS),
+    );
   }
 
   /** A process stopped between its grant and its code: the freeze, not the library, to blame. */

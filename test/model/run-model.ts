@@ -1,10 +1,15 @@
 /**
- * `npm run test:model`: the model-based checker over every target, within a CI budget of under
- * 2 minutes in all. `-- --long [--minutes N]` runs for N minutes (default 30), going on after a
- * failure; `-- --target redis --seed N [--path P]` replays one run.
+ * `npm run test:model`: the model-based checker over every target, within its CI budget.
+ * `-- --long [--minutes N]` runs for N minutes (default 30), going on after a failure;
+ * `-- --target redis --seed N [--path P]` replays one run. `--ignore-kind K` (repeatable) sets
+ * aside the violations of one kind (see failure-kinds.ts), as the mutant suite does for the
+ * defects the unmutated code already has; `--no-shrink` reports a failure as drawn.
  */
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { cliIsFresh } from './admin-cli.js';
 import { ChildPool } from './child-service.js';
+import { lineKind } from './failure-kinds.js';
 import { printFailure } from './model-report.js';
 import { runSession, type SessionReport } from './model-session.js';
 import { TARGETS, targetNamed } from './model-targets.js';
@@ -18,16 +23,21 @@ const { values } = parseArgs({
     target: { type: 'string', multiple: true },
     commands: { type: 'string' },
     'keep-going': { type: 'boolean', default: false },
+    'ignore-kind': { type: 'string', multiple: true },
+    'no-shrink': { type: 'boolean', default: false },
   },
 });
 
-/** Share of the budget per target: Redis has the most faults, the Cluster pays its startup. */
-const SHARE: Record<string, number> = { redis: 0.5, cluster: 0.3, memory: 0.2 };
 /**
- * CI: 50 s of runs and shrinking, leaving room under 2 minutes for the servers' startup and
- * each target's last run (the whole CI must stay under 15 minutes).
+ * Share of the budget per target: Redis has every fault and move and child processes; the
+ * Cluster pays its startup and has no restart; the memory store has the fewest moves.
  */
-const CI_BUDGET_MS = 50_000;
+const SHARE: Record<string, number> = { redis: 0.55, cluster: 0.3, memory: 0.15 };
+/**
+ * CI: 5 minutes of runs and shrinking. With the servers' startup and each target's last run,
+ * `npm run test:model` takes 6–7 minutes on a 2-core machine (docs/correctness.md).
+ */
+const CI_BUDGET_MS = 300_000;
 
 async function main(): Promise<number> {
   const minutes =
@@ -36,6 +46,13 @@ async function main(): Promise<number> {
   const targets = values.target?.flatMap((name) => name.split(',')).map(targetNamed) ?? TARGETS;
   const firstSeed = values.seed !== undefined ? Number(values.seed) : Date.now() % 1_000_000_000;
   const shares = targets.reduce((sum, target) => sum + (SHARE[target.name] ?? 0.3), 0);
+  const ignored = new Set(values['ignore-kind'] ?? []);
+  if (!cliIsFresh()) {
+    // The admin CLI runs as the package ships it: built JavaScript, from these sources.
+    console.log('building dist/ for the admin CLI…');
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  }
+  const started = performance.now();
   const reports: SessionReport[] = [];
   for (const target of targets) {
     const backend = await target.start();
@@ -45,12 +62,13 @@ async function main(): Promise<number> {
       const report = await runSession(target, backend, pool, {
         firstSeed,
         budgetMs: (budgetMs * (SHARE[target.name] ?? 0.3)) / shares,
-        shrinkMs: minutes !== undefined ? 180_000 : 30_000,
+        shrinkMs: values['no-shrink'] ? 0 : minutes !== undefined ? 180_000 : 30_000,
         hardBudget: minutes === undefined,
         maxCommands: values.commands !== undefined ? Number(values.commands) : 40,
         path: values.path,
         keepGoing: values['keep-going'] || values.long || minutes !== undefined,
         onFailure: printFailure,
+        keep: (line) => !ignored.has(lineKind(line)),
       });
       reports.push(report);
       const [first, last] = [report.seeds[0], report.seeds.at(-1)];
@@ -65,7 +83,8 @@ async function main(): Promise<number> {
   }
   const failed = reports.reduce((sum, report) => sum + report.failures.length, 0);
   const runs = reports.reduce((sum, report) => sum + report.runs, 0);
-  console.log(`${runs - failed} passed, ${failed} failed`);
+  const took = Math.round((performance.now() - started) / 1000);
+  console.log(`${runs - failed} passed, ${failed} failed (${took} s)`);
   return failed > 0 ? 1 : 0;
 }
 
