@@ -31,45 +31,51 @@ function othersCould(history: History, o: OutcomeRecord): boolean {
   return removed || foreign;
 }
 
-function judged(history: History, o: OutcomeRecord, w: AclWindow): string | undefined {
+function judged(
+  history: History,
+  o: OutcomeRecord,
+  revoked: readonly string[],
+): string | undefined {
+  const grants = revoked.map((command) => `+${command}`).join(', ');
   const stolen = o.reason === 'stolen' || o.released === 'stolen';
   if (stolen && !othersCould(history, o))
-    return `${o.id} ${o.call}([${o.keys}]) reported its lock stolen while +${w.command} was revoked, with no other owner possible: a refusal read as a holder`;
+    return `${o.id} ${o.call}([${o.keys}]) reported its lock stolen while ${grants} was revoked, with no other owner possible: a refusal read as a holder`;
   // Refused options are judged by refusalViolations (a kind refused needs a holder of another).
   if (FINE.has(o.result) || o.result === 'lost' || o.result === 'options') return undefined;
-  if (o.result === 'store' && o.code === 'LOCK_STORE_REFUSED' && names(o.refused, w.command))
-    return undefined;
+  const refusal = o.code === 'LOCK_STORE_REFUSED';
+  if (o.result === 'store' && refusal && revoked.some((c) => names(o.refused, c))) return undefined;
   // A fault of its own (a cut, a delay, a restart) may fail it otherwise.
-  if (
-    o.result === 'store' &&
-    o.code !== 'LOCK_STORE_REFUSED' &&
-    history.faulted(o.svc, BigInt(o.start), BigInt(o.end))
-  )
-    // prettier-ignore
+  if (o.result === 'store' && !refusal && history.faulted(o.svc, BigInt(o.start), BigInt(o.end)))
     return undefined;
-  const as =
-    o.code === 'LOCK_STORE_REFUSED'
-      ? `a refusal naming "${o.refused}"`
-      : `${o.result} (${o.code ?? 'no code'})`;
-  return `${o.id} ${o.call}([${o.keys}]) failed while +${w.command} was revoked, as ${as}: ${o.message.slice(0, 160)}; a call that fails then must be LockStoreRefusedError naming ${w.command}`;
+  const as = refusal
+    ? `a refusal naming "${o.refused}" (the wrong grant)`
+    : `${o.result} (${o.code ?? 'no code'}, not a refusal)`;
+  return `${o.id} ${o.call}([${o.keys}]) failed while ${grants} was revoked, as ${as}: ${o.message.slice(0, 160)}; a call that fails then must be LockStoreRefusedError naming the grant`;
 }
 
 /** Calls reported per revoke and way of failing: a busy loop fails hundreds of times alike. */
 const SHOWN = 2;
 
+/** The windows of grants revoked while [from, to] ran (a window counts on for TAIL_MS). */
+function revokedDuring(history: History, from: bigint, to: bigint): AclWindow[] {
+  return history.acl.filter((w) => from <= w.to + ms(TAIL_MS) && to >= w.from);
+}
+
 export function aclViolations(history: History): string[] {
   const found: string[] = [];
+  const seen = new Map<string, number>();
+  for (const o of history.outcomes) {
+    const windows = revokedDuring(history, BigInt(o.start), BigInt(o.end));
+    if (windows.length === 0) continue;
+    const revoked = windows.map((w) => w.command);
+    const what = judged(history, o, revoked);
+    if (!what) continue;
+    const way = `${revoked} ${o.call} ${o.result} ${o.refused ?? ''} ${o.reason ?? o.released ?? ''}`;
+    const count = (seen.get(way) ?? 0) + 1;
+    seen.set(way, count);
+    if (count <= SHOWN) found.push(`revoked -${revoked.join(' -')}: ${what}`);
+  }
   for (const w of history.acl) {
-    const seen = new Map<string, number>();
-    for (const o of history.outcomes) {
-      if (BigInt(o.start) > w.to + ms(TAIL_MS) || BigInt(o.end) < w.from) continue;
-      const what = judged(history, o, w);
-      if (!what) continue;
-      const way = `${o.call} ${o.result} ${o.refused ?? ''} ${o.reason ?? o.released ?? ''}`;
-      const count = (seen.get(way) ?? 0) + 1;
-      seen.set(way, count);
-      if (count <= SHOWN) found.push(`revoked -${w.command}: ${what}`);
-    }
     for (const s of history.sections.values()) {
       if (s.lostReason !== 'stolen' || s.abortedAt === undefined) continue;
       const at = BigInt(s.abortedAt);

@@ -54,11 +54,14 @@ export class BulkHolds {
     };
     sample();
     for (const entry of locks) {
-      entry.lock.signal.addEventListener('abort', () => {
+      const lost = (): void => {
         const { reason, code } = detailsOf(entry.lock.signal.reason);
-        const loss = { key: entry.key, at: nowText(), reason: reason ?? code ?? 'unknown', claim: String(entry.claim) }; // prettier-ignore
+        const loss = { key: entry.key, at: nowText(), reason: reason ?? code ?? 'unknown', claim: String(entry.claim || BigInt(held)) }; // prettier-ignore
         losses.push(loss);
-      });
+      };
+      // Lost while the others were still being taken: told already, before the hold began.
+      if (entry.lock.signal.aborted) lost();
+      else entry.lock.signal.addEventListener('abort', lost, { once: true });
     }
     const sampler = setInterval(sample, SAMPLE_MS);
     try {

@@ -4,13 +4,27 @@
  * the mutant suite scores by kind, and may set aside the kinds of a known defect.
  */
 const KINDS: readonly [RegExp, string | ((match: RegExpExecArray) => string)][] = [
+  // A root cause the checker names is the kind, whatever it broke besides.
+  [/a local hand-off of a removed lease/, 'hand-off of a removed lease'],
+  [/handed off by a holder that does not renew/, 'hand-off not renewed'],
   [/has no expiry/, 'key without expiry'],
-  [/revoked -(\S+): .*a refusal read as a holder/, (m) => `refusal read as a holder (-${m[1]})`],
-  [/revoked -(\S+): .*failed while/, (m) => `refusal misreported (-${m[1]})`],
+  [
+    /revoked (-\S+(?: -\S+)*): .*a refusal read as a holder/,
+    (m) => `refusal read as a holder (${m[1]})`,
+  ],
+  [
+    /revoked (-\S+(?: -\S+)*): .*failed while .*\(the wrong grant\)/,
+    (m) => `refusal names the wrong grant (${m[1]})`,
+  ],
+  [
+    /revoked (-\S+(?: -\S+)*): .*failed while/,
+    (m) => `refusal not a LockStoreRefusedError (${m[1]})`,
+  ],
   [/the signal aborted after another holder's grant/, 'signal after another grant'],
   [/the local deadline outlives the lease/, 'deadline past the lease'],
   [/isHeld with/, 'isHeld without a lease'],
   [/entered its section/, 'code run without a lease'],
+  [/the lock does not cover the keys asked for/, 'lock of other keys'],
   [/both inside|holders inside a semaphore/, 'mutual exclusion'],
   [/passed on a lease Redis no longer held/, 'hand-off of a removed lease'],
   [/reported within \d+ ms of the forced release/, 'forced release not reported in time'],

@@ -46,6 +46,7 @@ export async function runForeign(
     await sleep(op.spinMs);
   }
   const enter = now();
+  const granted = sent;
   let liveUntil = sent + BigInt(op.ttl - FOREIGN_MARGIN_MS) * MS;
   const section: SectionRecord = {
     id,
@@ -70,7 +71,7 @@ export async function runForeign(
     const answered = now();
     const ok = reply === 1;
     const found = ok ? undefined : await client.get(fullKey).catch(() => undefined);
-    const record = { id, key: op.key, op: kind, sent: String(at), answered: String(answered), ok, liveUntil: String(liveUntil), ...(found !== undefined && { found }) }; // prettier-ignore
+    const record = { id, key: op.key, op: kind, sent: String(at), answered: String(answered), ok, liveUntil: String(liveUntil), since: String(granted), ...(found !== undefined && { found }) }; // prettier-ignore
     emit({ type: 'compare', compare: record });
     return ok;
   };

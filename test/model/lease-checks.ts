@@ -7,8 +7,17 @@
 import { leaseMargin, MEASURE_MS, REPORT_SLACK_MS, TURN_MS } from './lease-bounds.js';
 import type { History } from './model-history.js';
 import { FOREIGN, ms, toldEnd, type SectionRecord } from './model-records.js';
-import { removalsOf, reportedAt } from './removal-checks.js';
+import {
+  removalsOf,
+  removedBeforeHandOff,
+  REMOVED_HAND_OFF,
+  reportedAt,
+} from './removal-checks.js';
 import { ROUNDING_MS } from './held-audit.js';
+
+/** Marks a loss that a hand-off from a holder without renewal explains. */
+export const NOT_RENEWED_HAND_OFF =
+  'a lease handed off by a holder that does not renew, never renewed for its recipient';
 
 /** A measured stall this long counts as one the invariants judge (not the loop's jitter). */
 const JUDGED_STALL_MS = 50;
@@ -24,7 +33,8 @@ function auditViolations(history: History): string[] {
       : history.removals.some(
           (r) => (r.keys === undefined || r.keys.includes(audit.key)) && BigInt(r.from) <= to,
         );
-    if (!removed) found.push(`s${audit.svc}: ${audit.what}`);
+    const cause = section && removedBeforeHandOff(history, section) ? ` (${REMOVED_HAND_OFF})` : '';
+    if (!removed) found.push(`s${audit.svc}: ${audit.what}${cause}`);
   }
   return found;
 }
@@ -44,7 +54,7 @@ function blame(
   if (section.remaining < ttl / 3) return 'a lease granted with little left';
   // Its own removal, or one of the lease it took over (a hand-off after the removal is judged
   // as such by removal-checks.ts).
-  const origin = BigInt(history.originOf(section).enter);
+  const origin = history.grantedFrom(section);
   const removed = history.removals.some(
     (r) =>
       (r.keys === undefined || r.keys.some((k) => section.keys.includes(k))) &&
@@ -77,8 +87,15 @@ function lostWithoutBlame(history: History): string[] {
     if (at === undefined || reason === undefined) continue;
     if (blame(history, section, at, reason) !== undefined) continue;
     const left = Number(BigInt(section.deadline) - at) / 1e6;
+    // The cause, where the checker sees it: the lease came by a local hand-off from a holder
+    // that did not renew, and ran out at that holder's deadline.
+    const previous = history.handedOffBy(section);
+    const cause =
+      previous && !previous.autoRenew && section.autoRenew && left < REPORT_SLACK_MS
+        ? ` (${NOT_RENEWED_HAND_OFF}, ${previous.id})`
+        : '';
     found.push(
-      `${section.id} lost its lease on [${section.keys}] (${reason}) at ${history.at(at)}, its own deadline ${left >= 0 ? `${Math.round(left)} ms ahead` : `${Math.round(-left)} ms past`}, with nothing to blame: no fault, outside move, stall or shorter extend`,
+      `${section.id} lost its lease on [${section.keys}] (${reason}) at ${history.at(at)}, its own deadline ${left >= 0 ? `${Math.round(left)} ms ahead` : `${Math.round(-left)} ms past`}, with nothing to blame: no fault, outside move, stall or shorter extend${cause}`,
     );
   }
   for (const bulk of history.bulks) {

@@ -5,7 +5,7 @@
  * child service's).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { now, type StallRecord } from './model-records.js';
+import { MS, now, type StallRecord } from './model-records.js';
 
 /** Each window's worst delay is read this often; a stall lies within its window. */
 const WINDOW_MS = 20;
@@ -25,9 +25,12 @@ export class LoopStalls {
       const at = now();
       const lagMs = this.delay.max / 1e6;
       this.worstMs = Math.max(this.worstMs, lagMs);
-      // The delay was somewhere in this window: the whole window is its place, conservatively.
+      // The monitor may log a stall in the window after the one it happened in (this timer
+      // and its own fire in either order once the loop is free): it ended within the last two
+      // windows, and lasted `lagMs`.
       if (lagMs >= REPORTED_MS) {
-        report({ svc, from: String(this.windowStart), to: String(at), lagMs, injected: false });
+        const from = this.windowStart - BigInt(Math.ceil(lagMs + WINDOW_MS)) * MS;
+        report({ svc, from: String(from), to: String(at), lagMs, injected: false });
       }
       this.delay.reset();
       this.windowStart = at;

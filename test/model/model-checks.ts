@@ -8,7 +8,7 @@ import { maxConcurrent, type Interval } from '../harness/intervals.js';
 import { leaseMargin, MEASURE_MS } from './lease-bounds.js';
 import type { History } from './model-history.js';
 import { FOREIGN, ms, MS, sectionEnd, toldEnd, type SectionRecord } from './model-records.js';
-import { removalsOf } from './removal-checks.js';
+import { removalsOf, removedBeforeHandOff, REMOVED_HAND_OFF } from './removal-checks.js';
 
 interface Span {
   readonly section: SectionRecord;
@@ -85,12 +85,18 @@ export function exclusionViolations(history: History, at: bigint): string[] {
         const [a, b] = [spans[i]!, spans[j]!];
         if (!(b.enter < a.end && a.enter < b.end)) continue;
         if (!excludes(a.section.kind, b.section.kind)) continue;
-        if (b.enter < a.claim) found.push(`"${key}": ${span(a)} and ${span(b)} both inside`);
+        // The root cause named, where the checker can see it: one of them runs on a lease an
+        // outside move removed before it was handed off to it.
+        const cause = [a, b].some((s) => removedBeforeHandOff(history, s.section))
+          ? ` (${REMOVED_HAND_OFF})`
+          : '';
+        if (b.enter < a.claim)
+          found.push(`"${key}": ${span(a)} and ${span(b)} both inside${cause}`);
         else
           found.push(
             `"${key}": ${a.section.id}'s lease ended by its own clock at ${history.at(a.claim)}, ` +
               `${b.section.id} was granted the key and entered at ${history.at(b.enter)}, and ` +
-              `${a.section.id}'s signal aborted only at ${history.at(a.end)}: the signal aborted after another holder's grant`,
+              `${a.section.id}'s signal aborted only at ${history.at(a.end)}: the signal aborted after another holder's grant${cause}`,
           );
       }
     }

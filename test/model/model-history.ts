@@ -62,6 +62,7 @@ export class History {
   readonly bulks: BulkRecord[] = [];
   readonly acl: AclWindow[] = [];
   readonly started = now();
+  private readonly outcomesById = new Map<string, OutcomeRecord>();
   /** The sections of each token, by id: the first got the grant, later ones were handed off. */
   private readonly byToken = new Map<string, Set<string>>();
 
@@ -80,6 +81,7 @@ export class History {
         return;
       }
       case 'outcome':
+        this.outcomesById.set(report.outcome.id, report.outcome);
         return void this.outcomes.push(report.outcome);
       case 'audit':
         return void this.audits.push(report.audit);
@@ -110,6 +112,16 @@ export class History {
     for (const other of this.sameLease(section))
       if (BigInt(other.enter) < BigInt(first.enter)) first = other;
     return first;
+  }
+
+  /**
+   * The earliest its lease can have been granted: when the call that took it began (its reply
+   * may come after an outside move that removed it).
+   */
+  grantedFrom(section: SectionRecord): bigint {
+    const origin = this.originOf(section);
+    const call = this.outcomesById.get(origin.id);
+    return call ? BigInt(call.start) : BigInt(origin.enter);
   }
 
   /** The section `section` took its lease over from by a local hand-off, if it did. */
@@ -175,11 +187,13 @@ export class History {
    * negative) is the checker's process.
    */
   loopStalled(svc: number, from: bigint, to: bigint): number {
-    const local = svc < 0 || this.local(svc);
+    const local = this.isLocal(svc);
     let worst = 0;
     for (const s of this.stalls) {
       if (s.store) continue;
-      const mine = s.svc === undefined ? local : s.svc === svc;
+      // The checker's process is one loop for all of its services (and its foreign clients).
+      const process = s.svc === undefined || this.isLocal(s.svc) ? 'local' : s.svc;
+      const mine = local ? process === 'local' : process === svc;
       if (mine && BigInt(s.from) <= to && from <= BigInt(s.to)) worst = Math.max(worst, s.lagMs);
     }
     return worst;

@@ -136,6 +136,8 @@ export interface CompareRecord {
   readonly ok: boolean;
   /** Its lease's end by its own clock when sent (send time of its SET or last PEXPIRE + ttl). */
   readonly liveUntil: string;
+  /** When it sent the `SET NX` that won: its lease exists from no earlier. */
+  readonly since: string;
   /** What the key held when the compare failed. */
   readonly found?: string | null;
 }

@@ -39,10 +39,13 @@ export function removalsOf(
   const origin = BigInt(history.originOf(section).enter);
   const enter = BigInt(section.enter);
   const claim = BigInt(section.deadline);
+  // A hand-off after the move is removal-checks' to judge, not to excuse.
+  const handedOff = history.handedOffBy(section) !== undefined;
+  const granted = history.grantedFrom(section);
   return history.removals.filter((removal) => {
     if (!covers(removal, section.keys)) return false;
     const [from, to] = [BigInt(removal.from), BigInt(removal.to)];
-    if (how === 'maybe') return origin < to && enter < to && claim > from;
+    if (how === 'maybe') return granted < to && (!handedOff || enter < to) && claim > from;
     if (removal.kind === 'restart with persistence') return false;
     const inside = section.leave === undefined || BigInt(section.leave) > to;
     return origin < from && enter < from && claim > to + ms(REPORT_SLACK_MS) && inside;
@@ -51,15 +54,16 @@ export function removalsOf(
 
 /**
  * When the holder learned its lease was gone: its signal aborted, its release answered other
- * than 'released', or its call failed with the loss.
+ * than 'released', or its call (the lock's, its release, an extend) failed.
  */
 export function reportedAt(history: History, section: SectionRecord): bigint | undefined {
   const times: bigint[] = [];
   if (section.abortedAt !== undefined) times.push(BigInt(section.abortedAt));
   for (const o of history.outcomes) {
-    if (o.id === section.id && o.result === 'lost') times.push(BigInt(o.end));
+    const failed = o.result === 'lost' || o.result === 'store';
+    if (o.id === section.id && failed) times.push(BigInt(o.end));
     const mine = o.id === `${section.id}/release` || o.id === `${section.id}/extend`;
-    if (mine && (o.result === 'lost' || (o.released !== undefined && o.released !== 'released')))
+    if (mine && (failed || (o.released !== undefined && o.released !== 'released')))
       times.push(BigInt(o.end));
   }
   return times.length === 0 ? undefined : times.reduce((a, b) => (a < b ? a : b));
@@ -110,19 +114,39 @@ function unreported(history: History, at: bigint): string[] {
   return found;
 }
 
+/** Marks a finding that a hand-off of a removed lease explains: the defect is the hand-off. */
+export const REMOVED_HAND_OFF = 'a local hand-off of a removed lease';
+
+/**
+ * The removal that took the lease `section` was handed off locally, before its previous holder
+ * let go (so a hand-off that checked with Redis could not have passed it on); undefined if none.
+ */
+export function removedBeforeHandOff(
+  history: History,
+  section: SectionRecord,
+): RemovalRecord | undefined {
+  if (section.svc === FOREIGN) return undefined;
+  const previous = history.handedOffBy(section);
+  if (!previous?.leave) return undefined;
+  const origin = BigInt(history.originOf(section).enter);
+  return history.removals.find(
+    (removal) =>
+      removal.kind !== 'restart with persistence' &&
+      covers(removal, section.keys) &&
+      origin < BigInt(removal.from) &&
+      BigInt(removal.to) < BigInt(previous.leave!),
+  );
+}
+
 /** A local hand-off may pass on only a lease Redis still held when its holder let go. */
 function handedOffRemoved(history: History): string[] {
   const found: string[] = [];
   for (const section of history.sections.values()) {
-    if (section.svc === FOREIGN) continue;
-    const previous = history.handedOffBy(section);
-    if (!previous?.leave) continue;
-    const origin = BigInt(history.originOf(section).enter);
-    for (const removal of history.removals) {
-      if (removal.kind === 'restart with persistence' || !covers(removal, section.keys)) continue;
-      if (!(origin < BigInt(removal.from) && BigInt(removal.to) < BigInt(previous.leave))) continue;
+    const removal = removedBeforeHandOff(history, section);
+    if (removal) {
+      const previous = history.handedOffBy(section)!;
       found.push(
-        `${section.id} entered at ${history.at(section.enter)} by a local hand-off from ${previous.id}, which let go at ${history.at(previous.leave)}, of a lease ${removal.kind} had removed (${history.at(removal.from)}–${history.at(removal.to)}): the hand-off passed on a lease Redis no longer held`,
+        `${section.id} entered at ${history.at(section.enter)} by a local hand-off from ${previous.id}, which let go at ${history.at(previous.leave!)}, of a lease ${removal.kind} had removed (${history.at(removal.from)}–${history.at(removal.to)}): the hand-off passed on a lease Redis no longer held`,
       );
     }
   }
@@ -135,8 +159,7 @@ function foreignValueChanged(history: History): string[] {
   for (const c of history.compares) {
     const [sent, answered, live] = [BigInt(c.sent), BigInt(c.answered), BigInt(c.liveUntil)];
     if (c.ok || sent >= live) continue;
-    const holder = history.sections.get(c.id);
-    const granted = holder ? BigInt(holder.enter) : sent;
+    const granted = BigInt(c.since);
     const removed = history.removals.some(
       (r) => covers(r, [c.key]) && BigInt(r.from) < answered && BigInt(r.to) > granted,
     );

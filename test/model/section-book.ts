@@ -39,13 +39,15 @@ export class SectionBook {
     this.timer.unref();
   }
 
-  enter(id: string, lock: Lock, opts: TakeOptions): OpenSection {
+  /** `keys`: what the holder asked for, which the lock must cover, no more and no less. */
+  enter(id: string, lock: Lock, keys: readonly string[], opts: TakeOptions): OpenSection {
     const at = now();
     const remaining = lock.remainingTime();
+    const asked = [...new Set(keys)];
     const record: SectionRecord = {
       id,
       svc: this.svc,
-      keys: [...lock.keys],
+      keys: asked,
       kind: lock.kind,
       token: lock.token,
       enter: String(at),
@@ -58,6 +60,10 @@ export class SectionBook {
       remaining,
     };
     const section: OpenSection = { record, lock, releasing: false };
+    if (asked.length !== lock.keys.length || asked.some((key) => !lock.keys.includes(key))) {
+      const what = `${id} asked for [${asked}] and entered holding a lock of [${lock.keys}]: the lock does not cover the keys asked for`;
+      this.emit({ type: 'violation', violation: { svc: this.svc, what } });
+    }
     // The holder's code starts in the same tick the acquire granted the lock: a grant must
     // come with a live lease, or the code runs holding nothing.
     if (!lock.isHeld) {

@@ -162,7 +162,7 @@ export class ServiceDriver {
 
   /** The code inside a lock: hold for `holdMs` (stopping when the signal aborts), maybe nest. */
   private async section(id: string, lock: Lock, op: TakeOp): Promise<void> {
-    const open = this.book.enter(id, lock, op.opts);
+    const open = this.book.enter(id, lock, op.keys, op.opts);
     if (op.onAbortTake) this.onAbortTake(lock, op.onAbortTake);
     try {
       if (op.nest) await this.nested(id, op);
@@ -196,7 +196,7 @@ export class ServiceDriver {
   }
 
   private async holdManual(id: string, lock: Lock, op: TakeOp): Promise<void> {
-    const open = this.book.enter(id, lock, op.opts);
+    const open = this.book.enter(id, lock, op.keys, op.opts);
     if (op.onAbortTake) this.onAbortTake(lock, op.onAbortTake);
     const early = new AbortController();
     const hold: ManualHold = { section: open, release: () => early.abort() };
@@ -287,7 +287,7 @@ export class ServiceDriver {
           await this.engine.withLock(
             op.key,
             async (lock) => {
-              const open = this.book.enter(id, lock, op.opts);
+              const open = this.book.enter(id, lock, [op.key], op.opts);
               await sleepOr(op.holdMs, lock.signal);
               this.book.leave(open);
             },
