@@ -7,6 +7,7 @@ const KINDS: readonly [RegExp, string | ((match: RegExpExecArray) => string)][] 
   // A root cause the checker names is the kind, whatever it broke besides.
   [/a local hand-off of a removed lease/, 'hand-off of a removed lease'],
   [/handed off by a holder that does not renew/, 'hand-off not renewed'],
+  [/has no expiry .*was revoked\)/, 'key without expiry under a revoke'],
   [/has no expiry/, 'key without expiry'],
   [
     /revoked (-\S+(?: -\S+)*): .*a refusal read as a holder/,
@@ -33,6 +34,7 @@ const KINDS: readonly [RegExp, string | ((match: RegExpExecArray) => string)][] 
   [/with nothing to blame/, 'lease lost with nothing to blame'],
   [/a hand-off passes more than half/, 'hand-off lease out of bounds'],
   [/within a loop turn of the stall/, 'stall loss reported late'],
+  [/held past its maxHold/, 'held past maxHold'],
   [/before its holder's next store call/, 'loss silent until release'],
   [/: fence /, 'fence order'],
   [/refused .* with no other kind inside/, 'kind refused without a holder'],

@@ -6,7 +6,7 @@
  */
 import { leaseMargin, MEASURE_MS, REPORT_SLACK_MS, TURN_MS } from './lease-bounds.js';
 import type { History } from './model-history.js';
-import { FOREIGN, ms, toldEnd, type SectionRecord } from './model-records.js';
+import { FOREIGN, ms, now, toldEnd, type SectionRecord } from './model-records.js';
 import {
   removalsOf,
   removedBeforeHandOff,
@@ -178,8 +178,30 @@ function stallReports(history: History, at: bigint): string[] {
   return found;
 }
 
+/** A lock with `maxHold` is given up by then: its holder is told, renewal or not. */
+function heldPastMaxHold(history: History): string[] {
+  const found: string[] = [];
+  for (const section of history.sections.values()) {
+    if (section.svc === FOREIGN || section.maxHold === undefined) continue;
+    const enter = BigInt(section.enter);
+    const bound = enter + ms(section.maxHold + REPORT_SLACK_MS);
+    const told = toldEnd(section);
+    if (told !== undefined && told <= bound) continue;
+    if (history.frozen(section.svc, enter, told ?? bound)) continue;
+    const until = told ?? now();
+    if (until <= bound) continue;
+    const late = history.loopStalled(section.svc, bound - ms(REPORT_SLACK_MS), until);
+    if (until <= bound + ms(late)) continue;
+    found.push(
+      `${section.id} held [${section.keys}] from ${history.at(enter)} with maxHold ${section.maxHold} ms, and was not told to stop by ${history.at(bound)}: a lock is held past its maxHold`,
+    );
+  }
+  return found;
+}
+
 export function leaseViolations(history: History, at: bigint): string[] {
   return [
+    ...heldPastMaxHold(history),
     ...auditViolations(history),
     ...lostWithoutBlame(history),
     ...handOffTiming(history),

@@ -2,8 +2,10 @@
  * `npm run test:model`: the model-based checker over every target, within its CI budget.
  * `-- --long [--minutes N]` runs for N minutes (default 30), going on after a failure;
  * `-- --target redis --seed N [--path P]` replays one run. `--ignore-kind K` (repeatable) sets
- * aside the violations of one kind (see failure-kinds.ts), as the mutant suite does for the
- * defects the unmutated code already has; `--no-shrink` reports a failure as drawn.
+ * aside the violations of one kind (see failure-kinds.ts; `kind*` for every kind it begins), as
+ * the mutant suite does for the defects the unmutated code already has; `--no-shrink` reports a
+ * failure as drawn; `--stop-at-first` ends at the first failure; `--ci-share` gives each target
+ * its share of the CI budget even when run alone (the mutant suite's per-target runs).
  */
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -25,8 +27,16 @@ const { values } = parseArgs({
     'keep-going': { type: 'boolean', default: false },
     'ignore-kind': { type: 'string', multiple: true },
     'no-shrink': { type: 'boolean', default: false },
+    'stop-at-first': { type: 'boolean', default: false },
+    'ci-share': { type: 'boolean', default: false },
   },
 });
+
+/** Whether a violation of `kind` is set aside by one of `--ignore-kind`'s patterns. */
+function ignoredBy(patterns: readonly string[]): (kind: string) => boolean {
+  return (kind) =>
+    patterns.some((p) => (p.endsWith('*') ? kind.startsWith(p.slice(0, -1)) : kind === p));
+}
 
 /**
  * Share of the budget per target: Redis has every fault and move and child processes; the
@@ -45,8 +55,10 @@ async function main(): Promise<number> {
   const budgetMs = minutes !== undefined ? minutes * 60_000 : CI_BUDGET_MS;
   const targets = values.target?.flatMap((name) => name.split(',')).map(targetNamed) ?? TARGETS;
   const firstSeed = values.seed !== undefined ? Number(values.seed) : Date.now() % 1_000_000_000;
-  const shares = targets.reduce((sum, target) => sum + (SHARE[target.name] ?? 0.3), 0);
-  const ignored = new Set(values['ignore-kind'] ?? []);
+  const shares = values['ci-share']
+    ? 1
+    : targets.reduce((sum, target) => sum + (SHARE[target.name] ?? 0.3), 0);
+  const ignored = ignoredBy(values['ignore-kind'] ?? []);
   if (!cliIsFresh()) {
     // The admin CLI runs as the package ships it: built JavaScript, from these sources.
     console.log('building dist/ for the admin CLI…');
@@ -68,7 +80,7 @@ async function main(): Promise<number> {
         path: values.path,
         keepGoing: values['keep-going'] || values.long || minutes !== undefined,
         onFailure: printFailure,
-        keep: (line) => !ignored.has(lineKind(line)),
+        keep: (line) => !ignored(lineKind(line)),
       });
       reports.push(report);
       const [first, last] = [report.seeds[0], report.seeds.at(-1)];
@@ -76,6 +88,7 @@ async function main(): Promise<number> {
         `${target.name}: seeds ${first}..${last} (${report.runs} runs, ${report.steps} steps), ` +
           `${report.failures.length} failed`,
       );
+      if (values['stop-at-first'] && report.failures.length > 0) break;
     } finally {
       await pool.close();
       await backend.stop();
