@@ -6,7 +6,7 @@
  */
 import { leaseMargin, MEASURE_MS, REPORT_SLACK_MS, TURN_MS } from './lease-bounds.js';
 import type { History } from './model-history.js';
-import { FOREIGN, ms, now, toldEnd, type SectionRecord } from './model-records.js';
+import { FOREIGN, ms, toldEnd, type SectionRecord } from './model-records.js';
 import {
   removalsOf,
   removedBeforeHandOff,
@@ -179,7 +179,7 @@ function stallReports(history: History, at: bigint): string[] {
 }
 
 /** A lock with `maxHold` is given up by then: its holder is told, renewal or not. */
-function heldPastMaxHold(history: History): string[] {
+function heldPastMaxHold(history: History, at: bigint): string[] {
   const found: string[] = [];
   for (const section of history.sections.values()) {
     if (section.svc === FOREIGN || section.maxHold === undefined) continue;
@@ -188,7 +188,7 @@ function heldPastMaxHold(history: History): string[] {
     const told = toldEnd(section);
     if (told !== undefined && told <= bound) continue;
     if (history.frozen(section.svc, enter, told ?? bound)) continue;
-    const until = told ?? now();
+    const until = told ?? at;
     if (until <= bound) continue;
     const late = history.loopStalled(section.svc, bound - ms(REPORT_SLACK_MS), until);
     if (until <= bound + ms(late)) continue;
@@ -201,7 +201,7 @@ function heldPastMaxHold(history: History): string[] {
 
 export function leaseViolations(history: History, at: bigint): string[] {
   return [
-    ...heldPastMaxHold(history),
+    ...heldPastMaxHold(history, at),
     ...auditViolations(history),
     ...lostWithoutBlame(history),
     ...handOffTiming(history),

@@ -3,7 +3,7 @@
  * shrunk sequence prints as data a replay can run again, and an op can cross IPC to a service
  * in a child process unchanged. The moves of others (outside the library) are in world-ops.ts.
  */
-import { describeWorldOp, WORLD_OP_TYPES, type WorldOp } from './world-ops.js';
+import { describeWorldOp, WORLD_OP_TYPES, type ForeignOp, type WorldOp } from './world-ops.js';
 
 export type Api = 'acquire' | 'tryAcquire' | 'withLock' | 'decorator';
 
@@ -58,10 +58,14 @@ export interface ExtendOp {
   readonly atLeft?: number;
 }
 
-/** Takes sent together, back to back: a key crowded past its limit, waiters lined up. */
+/**
+ * Takes sent together, back to back: a key crowded past its limit, waiters lined up; then,
+ * a moment later, foreign clients going for the same key.
+ */
 export interface BurstOp {
   readonly type: 'burst';
   readonly takes: readonly TakeOp[];
+  readonly foreign?: readonly ForeignOp[];
 }
 
 /** One service takes `count` locks at once (keys of their own), holds them, then releases. */
@@ -131,7 +135,7 @@ export function describeOp(op: Op): string {
       return `s${op.svc}.${op.api}([${op.keys}], {${optionText(op.opts)}}) hold=${op.holdMs}${deaf}${nest}${onAbort}`;
     }
     case 'burst':
-      return `burst [${op.takes.map((take) => describeOp(take)).join(' | ')}]`;
+      return `burst [${[...op.takes, ...(op.foreign ?? [])].map((one) => describeOp(one)).join(' | ')}]`;
     case 'bulk':
       return `s${op.svc}.bulk(${op.count} locks, {ttl:${op.ttl}}) hold=${op.holdMs}`;
     case 'stale':

@@ -112,6 +112,11 @@ export class World {
         break;
       case 'burst':
         for (const take of op.takes) this.runIn(take.svc, take);
+        if (op.foreign?.length) {
+          // After the takes have gone out: the foreign clients come for a key already held.
+          await sleep(STEP_MS);
+          for (const foreign of op.foreign) await this.moves.apply(foreign);
+        }
         break;
       default:
         // A service's own moves (its forced release, its stalls) run in the service.
@@ -127,6 +132,9 @@ export class World {
   async check(final = false): Promise<void> {
     await Promise.all(this.services.map((service, svc) => !this.dead.has(svc) && service.audit()));
     const forever = await this.backend.keysWithoutExpiry().catch(() => []);
+    // A turn of the loop first: a timer already due (a lease's deadline) runs before the
+    // checks judge what it would have done.
+    await sleep(1);
     const at = now();
     const { history, setup } = this;
     const found = [

@@ -133,6 +133,35 @@ function handOffNearEndArb(key: fc.Arbitrary<string>): fc.Arbitrary<BurstOp> {
     });
 }
 
+/**
+ * A lease that runs out under its holder while others wait for the key: code that takes longer
+ * than its lease, without renewal (the classic misuse), with a foreign `SET NX` loop or waiters
+ * of other services after the key. Whoever gets it next must find the old holder told to stop.
+ */
+function overstayArb(key: fc.Arbitrary<string>, foreigners: boolean): fc.Arbitrary<BurstOp> {
+  return fc
+    .record({
+      svc: svcArb,
+      key,
+      api: fc.constantFrom<Api>('acquire', 'withLock', 'decorator'),
+      ttl: fc.integer({ min: 100, max: 1_500 }),
+      over: fc.integer({ min: 20, max: 1_000 }),
+      deaf: fc.boolean(),
+      token: foreignToken,
+      spinMs: fc.integer({ min: 1, max: 3 }),
+      waiters: fc.array(fc.record({ svc: svcArb, wait: fc.integer({ min: 300, max: 3_000 }) }), {
+        maxLength: 2,
+      }),
+      foreign: foreigners ? fc.boolean() : fc.constant(false),
+    })
+    .map(({ svc, key: k, api, ttl, over, deaf, token, spinMs, waiters, foreign }): BurstOp => {
+      const holder: TakeOp = { type: 'take', svc, api, keys: [k], opts: { ttl, autoRenew: false, wait: 2_000 }, holdMs: ttl + over, ...(deaf && { deaf }) }; // prettier-ignore
+      const others = waiters.map(({ svc: other, wait }): TakeOp => ({ type: 'take', svc: other, api: 'withLock', keys: [k], opts: { wait, ttl: 500 }, holdMs: 50 })); // prettier-ignore
+      const spinner = { type: 'foreign' as const, key: k, token, ttl: 300, wait: ttl + over + 500, spinMs, holdMs: 50 }; // prettier-ignore
+      return { type: 'burst', takes: [holder, ...others], ...(foreign && { foreign: [spinner] }) };
+    });
+}
+
 const staleArb: fc.Arbitrary<StaleOp> = fc.record({
   type: fc.constant('stale' as const),
   svc: svcArb,
@@ -186,6 +215,7 @@ export function worldMovesArb(
     { weight: 6 * has('foreign'), arbitrary: foreignArb(key) },
     { weight: 5, arbitrary: crowdArb(key) },
     { weight: 4, arbitrary: handOffNearEndArb(key) },
+    { weight: 3, arbitrary: overstayArb(key, has('foreign') > 0) },
     { weight: 3, arbitrary: staleArb },
     { weight: 1, arbitrary: bulkArb },
   ];

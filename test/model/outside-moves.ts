@@ -84,6 +84,8 @@ export class OutsideMoves {
       const released = await cliForceRelease(this.backend.cliArgs(), key, this.prefix);
       if (released) this.removed({ kind: 'cli release --force', keys: [key], from, to: nowText() });
     } catch (error) {
+      // It may have removed the lock before it failed: a removal all the same.
+      this.removed({ kind: 'cli release --force', keys: [key], from, to: nowText() });
       // An unreachable store (a restart, a cut) is the CLI's to report, not a lock's defect.
       if (!this.history.anyFault(BigInt(from), now())) throw error;
     }

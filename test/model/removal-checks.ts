@@ -39,13 +39,15 @@ export function removalsOf(
   const origin = BigInt(history.originOf(section).enter);
   const enter = BigInt(section.enter);
   const claim = BigInt(section.deadline);
-  // A hand-off after the move is removal-checks' to judge, not to excuse.
-  const handedOff = history.handedOffBy(section) !== undefined;
+  // A hand-off after the move is removal-checks' to judge, not to excuse: only a lease passed on
+  // before the move ended may have been taken by it.
+  const previous = history.handedOffBy(section);
+  const passed = previous ? BigInt(previous.leave ?? section.enter) : enter;
   const granted = history.grantedFrom(section);
   return history.removals.filter((removal) => {
     if (!covers(removal, section.keys)) return false;
     const [from, to] = [BigInt(removal.from), BigInt(removal.to)];
-    if (how === 'maybe') return granted < to && (!handedOff || enter < to) && claim > from;
+    if (how === 'maybe') return granted < to && passed < to && claim > from;
     if (removal.kind === 'restart with persistence') return false;
     const inside = section.leave === undefined || BigInt(section.leave) > to;
     return origin < from && enter < from && claim > to + ms(REPORT_SLACK_MS) && inside;

@@ -266,16 +266,22 @@ export class ServiceDriver {
     else this.track(this.extendNow(target, target.record.ttl));
   }
 
-  /** An operator's `forceRelease` through this service's own LockService. */
+  /**
+   * An operator's `forceRelease` through this service's own LockService. One that failed may
+   * still have removed the lock (a script cut short by a refusal, an answer lost): it counts as
+   * a removal all the same, unless it found the key free.
+   */
   private async force(key: string): Promise<void> {
     const from = nowText();
+    let released = true;
     try {
-      await this.engine.inspections.forceRelease(key);
-      const removal = { kind: 'forceRelease', keys: [key], from, to: nowText(), svc: this.svc } as const; // prettier-ignore
-      this.emit({ type: 'removal', removal });
+      released = await this.engine.inspections.forceRelease(key);
     } catch (error) {
       this.outcome(`${this.nextId()}/force`, 'release', [key], {}, from, error);
     }
+    if (!released) return;
+    const removal = { kind: 'forceRelease', keys: [key], from, to: nowText(), svc: this.svc } as const; // prettier-ignore
+    this.emit({ type: 'removal', removal });
   }
 
   private async loop(op: LoopOp): Promise<void> {
