@@ -33,7 +33,8 @@ function auditViolations(history: History): string[] {
       : history.removals.some(
           (r) => (r.keys === undefined || r.keys.includes(audit.key)) && BigInt(r.from) <= to,
         );
-    const cause = section && removedBeforeHandOff(history, section) ? ` (${REMOVED_HAND_OFF})` : '';
+    const cause =
+      section && removedBeforeHandOff(history, section, 'maybe') ? ` (${REMOVED_HAND_OFF})` : '';
     if (!removed) found.push(`s${audit.svc}: ${audit.what}${cause}`);
   }
   return found;
@@ -81,7 +82,7 @@ function lostWithoutBlame(history: History): string[] {
     if (section.abortedAt !== undefined) at = BigInt(section.abortedAt);
     else {
       at = reportedAt(history, section);
-      const call = history.outcomes.find((o) => o.id === section.id && o.result === 'lost');
+      const call = history.outcomesOf(section.id).find((o) => o.result === 'lost');
       reason = call?.reason ?? section.released;
     }
     if (at === undefined || reason === undefined) continue;

@@ -87,7 +87,7 @@ export function exclusionViolations(history: History, at: bigint): string[] {
         if (!excludes(a.section.kind, b.section.kind)) continue;
         // The root cause named, where the checker can see it: one of them runs on a lease an
         // outside move removed before it was handed off to it.
-        const cause = [a, b].some((s) => removedBeforeHandOff(history, s.section))
+        const cause = [a, b].some((s) => removedBeforeHandOff(history, s.section, 'maybe'))
           ? ` (${REMOVED_HAND_OFF})`
           : '';
         if (b.enter < a.claim)

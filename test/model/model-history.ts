@@ -62,7 +62,7 @@ export class History {
   readonly bulks: BulkRecord[] = [];
   readonly acl: AclWindow[] = [];
   readonly started = now();
-  private readonly outcomesById = new Map<string, OutcomeRecord>();
+  private readonly outcomesById = new Map<string, OutcomeRecord[]>();
   /** The sections of each token, by id: the first got the grant, later ones were handed off. */
   private readonly byToken = new Map<string, Set<string>>();
 
@@ -80,9 +80,11 @@ export class History {
         this.byToken.set(section.token, ids.add(section.id));
         return;
       }
-      case 'outcome':
-        this.outcomesById.set(report.outcome.id, report.outcome);
+      case 'outcome': {
+        const same = this.outcomesById.get(report.outcome.id) ?? [];
+        this.outcomesById.set(report.outcome.id, [...same, report.outcome]);
         return void this.outcomes.push(report.outcome);
+      }
       case 'audit':
         return void this.audits.push(report.audit);
       case 'stall':
@@ -120,8 +122,13 @@ export class History {
    */
   grantedFrom(section: SectionRecord): bigint {
     const origin = this.originOf(section);
-    const call = this.outcomesById.get(origin.id);
+    const call = this.outcomesById.get(origin.id)?.[0];
     return call ? BigInt(call.start) : BigInt(origin.enter);
+  }
+
+  /** The outcomes of the calls with this id (a lock's take, `<id>/release`, `<id>/extend`). */
+  outcomesOf(id: string): readonly OutcomeRecord[] {
+    return this.outcomesById.get(id) ?? [];
   }
 
   /** The section `section` took its lease over from by a local hand-off, if it did. */

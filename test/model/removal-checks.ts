@@ -13,7 +13,13 @@ import {
   REPORT_SLACK_MS,
 } from './lease-bounds.js';
 import type { History } from './model-history.js';
-import { FOREIGN, ms, type RemovalRecord, type SectionRecord } from './model-records.js';
+import {
+  FOREIGN,
+  ms,
+  type OutcomeRecord,
+  type RemovalRecord,
+  type SectionRecord,
+} from './model-records.js';
 
 /** Store faults and loop stalls past this, on the holder's service, excuse a late forced report. */
 const FAULT_STALL_MS = 50;
@@ -61,13 +67,10 @@ export function removalsOf(
 export function reportedAt(history: History, section: SectionRecord): bigint | undefined {
   const times: bigint[] = [];
   if (section.abortedAt !== undefined) times.push(BigInt(section.abortedAt));
-  for (const o of history.outcomes) {
-    const failed = o.result === 'lost' || o.result === 'store';
-    if (o.id === section.id && failed) times.push(BigInt(o.end));
-    const mine = o.id === `${section.id}/release` || o.id === `${section.id}/extend`;
-    if (mine && (failed || (o.released !== undefined && o.released !== 'released')))
-      times.push(BigInt(o.end));
-  }
+  const failed = (o: OutcomeRecord): boolean => o.result === 'lost' || o.result === 'store';
+  for (const o of history.outcomesOf(section.id)) if (failed(o)) times.push(BigInt(o.end));
+  for (const o of [...history.outcomesOf(`${section.id}/release`), ...history.outcomesOf(`${section.id}/extend`)]) // prettier-ignore
+    if (failed(o) || (o.released !== undefined && o.released !== 'released')) times.push(BigInt(o.end)); // prettier-ignore
   return times.length === 0 ? undefined : times.reduce((a, b) => (a < b ? a : b));
 }
 
@@ -126,16 +129,19 @@ export const REMOVED_HAND_OFF = 'a local hand-off of a removed lease';
 export function removedBeforeHandOff(
   history: History,
   section: SectionRecord,
+  how: 'maybe' | 'surely' = 'surely',
 ): RemovalRecord | undefined {
   if (section.svc === FOREIGN) return undefined;
   const previous = history.handedOffBy(section);
   if (!previous?.leave) return undefined;
-  const origin = BigInt(history.originOf(section).enter);
+  // 'maybe' names the likely cause of a violation seen (the lease granted before the move
+  // ended); 'surely' is a violation by itself (granted before the move began).
+  const origin = how === 'surely' ? BigInt(history.originOf(section).enter) : history.grantedFrom(section); // prettier-ignore
   return history.removals.find(
     (removal) =>
       removal.kind !== 'restart with persistence' &&
       covers(removal, section.keys) &&
-      origin < BigInt(removal.from) &&
+      origin < BigInt(how === 'surely' ? removal.from : removal.to) &&
       BigInt(removal.to) < BigInt(previous.leave!),
   );
 }
