@@ -52,6 +52,7 @@ export class World {
   private readonly stalls: LoopStalls;
   private readonly moves: OutsideMoves;
   private readonly pinger: NodeJS.Timeout;
+  private readonly revokedKeys = new Map<string, string>();
 
   private constructor(
     private readonly backend: Backend,
@@ -139,7 +140,7 @@ export class World {
     const { history, setup } = this;
     const found = [
       ...history.violations,
-      ...forever.map((key) => `key "${key}" has no expiry (PTTL -1)${this.revokedLately(at)}`),
+      ...forever.map((key) => `key "${key}" has no expiry (PTTL -1)${this.revokedLately(key, at)}`),
       ...exclusionViolations(history, at),
       ...fenceViolations(history),
       ...outcomeViolations(history),

@@ -48,8 +48,8 @@ export function removalsOf(
   // A hand-off after the move is removal-checks' to judge, not to excuse: only a lease passed on
   // before the move ended may have been taken by it.
   const previous = history.handedOffBy(section);
-  const passed = previous ? BigInt(previous.leave ?? section.enter) : enter;
   const granted = history.grantedFrom(section);
+  const passed = previous ? BigInt(previous.leave ?? section.enter) : granted;
   return history.removals.filter((removal) => {
     if (!covers(removal, section.keys)) return false;
     const [from, to] = [BigInt(removal.from), BigInt(removal.to)];
