@@ -160,11 +160,14 @@ export class World {
    * Names a revoke open or just over: a key left without an expiry then was written by a
    * script the revoke cut short (a cause the checker can see, and a kind of its own).
    */
-  private revokedLately(at: bigint): string {
+  private revokedLately(key: string, at: bigint): string {
     const recent = this.history.acl.filter((w) => w.to + ms(REVOKE_TAIL_MS) >= at);
-    return recent.length > 0
-      ? ` (written while -${recent.map((w) => w.command).join(' -')} was revoked)`
-      : '';
+    if (recent.length > 0) {
+      // Found once under a revoke, the same key stays the revoke's when found again.
+      const cause = ` (written while -${recent.map((w) => w.command).join(' -')} was revoked)`;
+      if (!this.revokedKeys.has(key)) this.revokedKeys.set(key, cause);
+    }
+    return this.revokedKeys.get(key) ?? '';
   }
 
   /** Waits for the services' ops to end (bounded), then judges the whole history. */
