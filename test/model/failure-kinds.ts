@@ -42,6 +42,7 @@ const KINDS: readonly [RegExp, string | ((match: RegExpExecArray) => string)][] 
   [/in vain while/, 'passed over in line'],
   [/did not end within/, 'run hung'],
   [/outside move failed/, 'outside move failed'],
+  [/unhandled rejection/, 'unhandled rejection'],
 ];
 
 /** The kind of one violation line. */

@@ -66,7 +66,16 @@ export class World {
     this.stalls = new LoopStalls(undefined, (stall) => record({ type: 'stall', stall }));
     this.moves = new OutsideMoves(backend, this.history, PREFIX);
     this.pinger = this.pingStore();
+    process.on('unhandledRejection', this.unhandled);
   }
+
+  /**
+   * A promise rejected with nobody to hear it ends a Node process: a library that leaves one
+   * behind (in its own code or a client's) takes the app down. Recorded, not crashed on.
+   */
+  private readonly unhandled = (reason: unknown): void => {
+    this.history.violations.push(`unhandled rejection in the checker's process: ${String(reason)}`);
+  };
 
   static async open(
     backend: Backend,
@@ -187,6 +196,7 @@ export class World {
 
   /** Closes every service, then the run's side of the backend; never throws. */
   async close(): Promise<void> {
+    process.off('unhandledRejection', this.unhandled);
     clearInterval(this.pinger);
     for (const timer of this.timers) clearTimeout(timer);
     await this.moves.close().catch(() => undefined);

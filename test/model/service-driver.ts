@@ -117,12 +117,15 @@ export class ServiceDriver {
   }
 
   private track(work: Promise<void>): void {
-    const tracked = work.catch((error: unknown) => this.report(`driver failed: ${String(error)}`));
+    const tracked = work.catch((error: unknown) =>
+      this.reportViolation(`driver failed: ${String(error)}`),
+    );
     this.running.add(tracked);
     void tracked.finally(() => this.running.delete(tracked));
   }
 
-  private report(what: string): void {
+  /** A finding of this service's own (an error nobody handled, a driver that failed). */
+  reportViolation(what: string): void {
     this.emit({ type: 'violation', violation: { svc: this.svc, what } });
   }
 
