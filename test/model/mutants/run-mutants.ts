@@ -49,9 +49,11 @@ const KNOWN_DEFECT_KINDS: readonly string[] = [
   'refusal read as a holder*',
   'key without expiry under a revoke',
   'hand-off not renewed',
+  'unhandled rejection',
 ];
 
-/** Past the checker's own budget: startup, a last run, and building dist/ for the admin CLI. */
+/** The checker's CI budget (run-model.ts), and past it: startup, a last run, building dist/. */
+const CI_MS = 360_000;
 const OVERRUN_MS = 240_000;
 
 interface Outcome {
@@ -102,7 +104,7 @@ function check(
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const limit = setTimeout(() => child.kill('SIGKILL'), 300_000 + OVERRUN_MS);
+    const limit = setTimeout(() => child.kill('SIGKILL'), CI_MS + OVERRUN_MS);
     child.on('exit', (code) => {
       clearTimeout(limit);
       done({ code: code ?? 2, output });
