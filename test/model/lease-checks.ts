@@ -28,8 +28,13 @@ function auditViolations(history: History): string[] {
   for (const audit of history.audits) {
     const to = BigInt(audit.to);
     const section = history.sections.get(audit.section);
+    // A removed lease excuses the lock's word only until the deadline it had when removed.
     const removed = section
-      ? removalsOf(history, section, 'maybe').some((r) => BigInt(r.from) <= to)
+      ? removalsOf(history, section, 'maybe').some(
+          (r) =>
+            BigInt(r.from) <= to &&
+            BigInt(audit.from) <= history.claimAt(section, BigInt(r.to)) + ms(REPORT_SLACK_MS),
+        )
       : history.removals.some(
           (r) => (r.keys === undefined || r.keys.includes(audit.key)) && BigInt(r.from) <= to,
         );

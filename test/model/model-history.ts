@@ -7,6 +7,7 @@ import {
   FOREIGN,
   MS,
   now,
+  OPEN,
   type AuditRecord,
   type BulkRecord,
   type CompareRecord,
@@ -90,7 +91,7 @@ export class History {
       case 'stall':
         return void this.stalls.push(report.stall);
       case 'removal':
-        return void this.removals.push(report.removal);
+        return this.removalEnded(report.removal);
       case 'bulk':
         return void this.bulks.push(report.bulk);
       case 'compare':
@@ -99,6 +100,33 @@ export class History {
         if (!this.pausedThen(report.violation))
           this.violations.push(`s${report.violation.svc}: ${report.violation.what}`);
     }
+  }
+
+  /**
+   * A move that may remove leases is under way from now (a forced release sent to a service,
+   * the admin CLI started): it counts as one, window open, until its answer comes.
+   */
+  removalStarted(
+    kind: RemovalRecord['kind'],
+    keys: readonly string[],
+    svc?: number,
+  ): RemovalRecord {
+    const removal: RemovalRecord = { kind, keys, from: String(now()), to: OPEN, ...(svc !== undefined && { svc }) }; // prettier-ignore
+    this.removals.push(removal);
+    return removal;
+  }
+
+  /** A move's answer: it closes the window opened for it, or is a move of its own. */
+  private removalEnded(removal: RemovalRecord): void {
+    const open = this.removals.find(
+      (r) => r.to === OPEN && r.kind === removal.kind && r.svc === removal.svc && String(r.keys) === String(removal.keys), // prettier-ignore
+    );
+    if (!open) {
+      if (removal.released !== false) this.removals.push(removal);
+      return;
+    }
+    if (removal.released === false) this.removals.splice(this.removals.indexOf(open), 1);
+    else open.to = removal.to;
   }
 
   fault(kind: FaultWindow['kind'], svc: number | undefined, forMs = 0): FaultWindow {
@@ -129,6 +157,29 @@ export class History {
   /** The outcomes of the calls with this id (a lock's take, `<id>/release`, `<id>/extend`). */
   outcomesOf(id: string): readonly OutcomeRecord[] {
     return this.outcomesById.get(id) ?? [];
+  }
+
+  /**
+   * What `section`'s lock claimed as of `at`: its last sampled deadline then (its first, before
+   * any sample; a foreign holder's, always its deadline).
+   */
+  claimAt(section: SectionRecord, at: bigint): bigint {
+    let claim = BigInt(section.deadline);
+    const claims = section.claims;
+    if (!claims) return claim;
+    claim = BigInt(claims[0]![1]);
+    for (const [when, value] of claims) if (BigInt(when) <= at) claim = BigInt(value);
+    return claim;
+  }
+
+  /** The section that took `section`'s lease over from it by a local hand-off, if one did. */
+  handedOffTo(section: SectionRecord): SectionRecord | undefined {
+    let next: SectionRecord | undefined;
+    for (const other of this.sameLease(section)) {
+      if (BigInt(other.enter) <= BigInt(section.enter)) continue;
+      if (!next || BigInt(other.enter) < BigInt(next.enter)) next = other;
+    }
+    return next;
   }
 
   /** The section `section` took its lease over from by a local hand-off, if it did. */

@@ -23,6 +23,11 @@ export interface SectionRecord {
    * sampled (its process stopped or killed) is entitled to no more than this.
    */
   deadline: string;
+  /**
+   * The claim's changes, as [when sampled, claim] (the first and the latest few): what the lock
+   * claimed at a given moment, e.g. when an outside move removed its lease.
+   */
+  claims?: [string, string][];
   leave?: string;
   /** When the holder learned the lock was gone (`signal` aborted or `isHeld` turned false). */
   lostAt?: string;
@@ -121,10 +126,16 @@ export interface RemovalRecord {
   readonly kind: RemovalKind;
   readonly keys?: readonly string[];
   readonly from: string;
-  readonly to: string;
+  /** OPEN while the move is still under way (its answer not back): it may have happened. */
+  to: string;
   /** The service that asked (a forced release through its own LockService). */
   readonly svc?: number;
+  /** False when the forced release found nothing to remove. */
+  readonly released?: boolean;
 }
+
+/** The end of a window still open: a move under way, a grant not yet given back. */
+export const OPEN = String(BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n);
 
 /** A foreign client's compare-and-delete or compare-and-PEXPIRE of its own value. */
 export interface CompareRecord {

@@ -129,9 +129,12 @@ export class World {
         }
         break;
       default:
-        // A service's own moves (its forced release, its stalls) run in the service.
-        if (op.type === 'stall' || (op.type === 'force' && op.via === 'service'))
-          this.runIn(op.svc, op); // prettier-ignore
+        // A service's own moves (its forced release, its stalls) run in the service; a forced
+        // release counts from when it is sent, until its answer comes back.
+        if (op.type === 'force' && op.via === 'service' && !this.dead.has(op.svc)) {
+          this.history.removalStarted('forceRelease', [op.key], op.svc);
+          this.runIn(op.svc, op);
+        } else if (op.type === 'stall' || op.type === 'force') this.runIn(op.svc, op);
         else if (WORLD_OP_TYPES.has(op.type)) await this.moves.apply(op as WorldOp);
         else this.runIn((op as { svc: number }).svc, op);
     }

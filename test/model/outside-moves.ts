@@ -10,11 +10,11 @@ import { cliForceRelease } from './admin-cli.js';
 import { runForeign } from './foreign-client.js';
 import type { Backend } from './model-backend.js';
 import type { History } from './model-history.js';
-import { now, nowText, type RemovalRecord } from './model-records.js';
+import { now, nowText, OPEN, type RemovalRecord } from './model-records.js';
 import type { WorldOp } from './world-ops.js';
 
-/** The end of a window still open. */
-const OPEN = BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n;
+/** The end of a window still open (a grant not yet given back). */
+const OPEN_AT = BigInt(OPEN);
 
 export class OutsideMoves {
   private readonly running = new Set<Promise<void>>();
@@ -78,16 +78,18 @@ export class OutsideMoves {
     void tracked.finally(() => this.running.delete(tracked));
   }
 
+  /** The window opens as the CLI starts: it may remove the lock at any moment until it exits. */
   private async cliRelease(key: string): Promise<void> {
-    const from = nowText();
+    const removal = this.history.removalStarted('cli release --force', [key]);
     try {
       const released = await cliForceRelease(this.backend.cliArgs(), key, this.prefix);
-      if (released) this.removed({ kind: 'cli release --force', keys: [key], from, to: nowText() });
+      if (!released) this.history.removals.splice(this.history.removals.indexOf(removal), 1);
     } catch (error) {
-      // It may have removed the lock before it failed: a removal all the same.
-      this.removed({ kind: 'cli release --force', keys: [key], from, to: nowText() });
       // An unreachable store (a restart, a cut) is the CLI's to report, not a lock's defect.
-      if (!this.history.anyFault(BigInt(from), now())) throw error;
+      if (!this.history.anyFault(BigInt(removal.from), now())) throw error;
+    } finally {
+      // It may have removed the lock before it failed: a removal all the same.
+      removal.to = nowText();
     }
   }
 
@@ -121,10 +123,10 @@ export class OutsideMoves {
   private async revoke(command: string, forMs: number): Promise<void> {
     if (this.revoked.has(command)) return;
     // Open until given back: a check before then sees it open.
-    const window = { command, from: now(), to: OPEN };
+    const window = { command, from: now(), to: OPEN_AT };
     this.history.acl.push(window);
     const fault = this.history.fault('acl', undefined);
-    fault.to = OPEN;
+    fault.to = OPEN_AT;
     this.revoked.set(command, { windows: [window, fault] });
     await this.backend.setGrant(command, false);
     const timer = setTimeout(() => {

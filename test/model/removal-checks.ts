@@ -56,7 +56,8 @@ export function removalsOf(
     if (how === 'maybe') return granted < to && passed < to && claim > from;
     if (removal.kind === 'restart with persistence') return false;
     const inside = section.leave === undefined || BigInt(section.leave) > to;
-    return origin < from && enter < from && claim > to + ms(REPORT_SLACK_MS) && inside;
+    const held = history.claimAt(section, to) > to + ms(REPORT_SLACK_MS);
+    return origin < from && enter < from && held && inside;
   });
 }
 
@@ -80,7 +81,9 @@ function unreported(history: History, at: bigint): string[] {
     if (section.svc === FOREIGN) continue;
     for (const removal of removalsOf(history, section, 'surely')) {
       const [from, to] = [BigInt(removal.from), BigInt(removal.to)];
-      const claim = BigInt(section.deadline);
+      // Its deadline as it stood when the lease was removed: a renewal that "succeeded" since
+      // renewed nothing.
+      const claim = history.claimAt(section, to);
       const { svc } = section;
       if (history.frozen(svc, from, claim)) continue;
       // The forced bound holds unless a fault was on the holder's service: then its deadline.
@@ -111,8 +114,11 @@ function unreported(history: History, at: bigint): string[] {
       const limit = byForce
         ? `within ${FORCED_RELEASE_BOUND_MS} ms of the forced release's answer`
         : `by its lease's own deadline (${history.at(claim)})`;
+      // The cause, where the checker sees it: the lease went on to a waiter here.
+      const next = history.handedOffTo(section);
+      const cause = next ? ` (${REMOVED_HAND_OFF}, to ${next.id})` : '';
       found.push(
-        `${section.id} held [${section.keys}] when ${removal.kind} removed it (${history.at(from)}–${history.at(to)}), and ${told}: a removed lease must be reported ${limit}`,
+        `${section.id} held [${section.keys}] when ${removal.kind} removed it (${history.at(from)}–${history.at(to)}), and ${told}: a removed lease must be reported ${limit}${cause}`,
       );
     }
   }

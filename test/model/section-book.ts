@@ -10,6 +10,8 @@ import { MS, now, type SectionRecord, type ServiceReport } from './model-records
 
 /** Sample period: far below the shortest renewal period a drawn ttl gives (ttl / 3 ≥ 30 ms). */
 const SAMPLE_MS = 10;
+/** Claims kept per section: the first, and the latest (renewals move it every ttl / 3). */
+const CLAIMS_KEPT = 32;
 /** The library's default lease, for a take that draws none. */
 const DEFAULT_TTL = 30_000;
 
@@ -52,6 +54,7 @@ export class SectionBook {
       token: lock.token,
       enter: String(at),
       deadline: String(after(at, remaining)),
+      claims: [[String(at), String(after(at, remaining))]],
       fences: lock.fences ? [...lock.fences] : lock.fence !== undefined ? [lock.fence] : undefined,
       minHold: opts.minHold,
       ttl: opts.ttl ?? DEFAULT_TTL,
@@ -113,6 +116,9 @@ export class SectionBook {
       const moved = claim - BigInt(section.record.deadline);
       if (moved < MS && moved > -MS) continue;
       section.record.deadline = String(claim);
+      const claims = section.record.claims!;
+      claims.push([String(at), String(claim)]);
+      if (claims.length > CLAIMS_KEPT) claims.splice(1, 1);
       this.emit({ type: 'section', section: section.record });
     }
   }

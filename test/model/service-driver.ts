@@ -272,7 +272,8 @@ export class ServiceDriver {
   /**
    * An operator's `forceRelease` through this service's own LockService. One that failed may
    * still have removed the lock (a script cut short by a refusal, an answer lost): it counts as
-   * a removal all the same, unless it found the key free.
+   * a removal all the same, unless it found the key free (reported too: it closes the window
+   * the checker opened when it sent the op).
    */
   private async force(key: string): Promise<void> {
     const from = nowText();
@@ -282,8 +283,7 @@ export class ServiceDriver {
     } catch (error) {
       this.outcome(`${this.nextId()}/force`, 'release', [key], {}, from, error);
     }
-    if (!released) return;
-    const removal = { kind: 'forceRelease', keys: [key], from, to: nowText(), svc: this.svc } as const; // prettier-ignore
+    const removal = { kind: 'forceRelease', keys: [key], from, to: nowText(), svc: this.svc, released } as const; // prettier-ignore
     this.emit({ type: 'removal', removal });
   }
 

@@ -29,7 +29,7 @@ export interface ForeignOp {
   readonly key: string;
   readonly token: string;
   readonly ttl: number;
-  /** How long it keeps trying `SET NX` (one try every `spinMs`). */
+  /** How long it keeps trying `SET NX` (one try every `spinMs`; 0: again at once). */
   readonly wait: number;
   readonly spinMs: number;
   readonly holdMs: number;
