@@ -18,6 +18,7 @@ import { LoopStalls } from './loop-stalls.js';
 import type { Op, RunSetup, ServiceSetup } from './model-ops.js';
 import { ms, now, nowText, type ServiceReport } from './model-records.js';
 import { OutsideMoves } from './outside-moves.js';
+import { stackOf } from './outcome-class.js';
 import { removalViolations } from './removal-checks.js';
 import type { ServiceHandle } from './local-service.js';
 import { PREFIX } from './service-engine.js';
@@ -74,7 +75,9 @@ export class World {
    * behind (in its own code or a client's) takes the app down. Recorded, not crashed on.
    */
   private readonly unhandled = (reason: unknown): void => {
-    this.history.violations.push(`unhandled rejection in the checker's process: ${String(reason)}`);
+    this.history.violations.push(
+      `unhandled rejection in the checker's process: ${String(reason)}${stackOf(reason)}`,
+    );
   };
 
   static async open(

@@ -53,3 +53,15 @@ export function detailsOf(error: unknown): ErrorDetails {
     typeof value === 'string' ? value : undefined;
   return { code: text(code), refused: text(refused), reason: text(reason) };
 }
+
+/** Where an error was made, briefly: the first frames of its stack, for a report to point at. */
+export function stackOf(error: unknown): string {
+  const stack = error instanceof Error ? error.stack : undefined;
+  const frames = stack?.split('\n').filter((line) => line.trim().startsWith('at ')) ?? [];
+  return frames.length > 0
+    ? ` (${frames
+        .slice(0, 4)
+        .map((f) => f.trim())
+        .join(' < ')})`
+    : '';
+}

@@ -105,6 +105,9 @@ function unreported(history: History, at: bigint): string[] {
       const reported = reportedAt(history, section);
       if (reported !== undefined && reported <= bound) continue;
       if (reported === undefined && at <= bound) continue;
+      // Its code left in time: its release is its next store call, and reports when answered.
+      const left = section.leave !== undefined && BigInt(section.leave) <= bound;
+      if (left && reported !== undefined) continue;
       const told =
         reported === undefined
           ? section.released !== undefined

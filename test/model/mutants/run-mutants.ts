@@ -42,7 +42,6 @@ const { values } = parseArgs({
 const KNOWN_DEFECT_KINDS: readonly string[] = [
   'hand-off of a removed lease',
   'forced release not reported in time',
-  'removed lease not reported',
   'signal after another grant',
   'foreign value changed',
   'refusal names the wrong grant*',
