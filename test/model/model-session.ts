@@ -97,6 +97,7 @@ export async function runSteps(
 ): Promise<void> {
   const world = await World.open(backend, setup, serviceFactory(backend, pool), keep);
   const limit = timeout(RUN_LIMIT_MS);
+  let failure: unknown;
   try {
     const model: ModelState = {
       services: setup.services.length,
@@ -110,11 +111,14 @@ export async function runSteps(
     await Promise.race([run(), limit.promise]);
   } catch (error) {
     dumpHistory(world.history, label);
-    throw error;
-  } finally {
-    limit.clear();
-    await world.close();
+    failure = error;
   }
+  limit.clear();
+  const before = world.history.violations.length;
+  await world.close();
+  if (failure !== undefined) throw failure;
+  const closing = world.closingViolations(before);
+  if (closing.length > 0) throw new Error(`invariant broken:\n  ${closing.join('\n  ')}`);
 }
 
 export async function runSession(

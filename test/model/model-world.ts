@@ -202,7 +202,6 @@ export class World {
 
   /** Closes every service, then the run's side of the backend; never throws. */
   async close(): Promise<void> {
-    process.off('unhandledRejection', this.unhandled);
     clearInterval(this.pinger);
     for (const timer of this.timers) clearTimeout(timer);
     await this.moves.close().catch(() => undefined);
@@ -210,6 +209,15 @@ export class World {
     await Promise.all(this.services.map((service) => service.close(0).catch(() => undefined)));
     await this.backend.endRun().catch(() => undefined);
     this.stalls.close();
+    // Rejections of calls cut short by the services' closing land a turn or two later.
+    await sleep(STEP_MS);
+    process.off('unhandledRejection', this.unhandled);
+  }
+
+  /** Rejections nobody handled while the run closed (calls cut short at shutdown): defects too. */
+  closingViolations(before: number): string[] {
+    const closing = this.history.violations.slice(before);
+    return closing.filter((line) => line.includes('unhandled rejection')).filter(this.keep);
   }
 
   private runIn(svc: number, op: Op): void {

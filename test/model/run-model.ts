@@ -49,6 +49,12 @@ const SHARE: Record<string, number> = { redis: 0.55, cluster: 0.3, memory: 0.15 
  */
 const CI_BUDGET_MS = 360_000;
 
+// A run's world hears the rejections nobody handled while it is open; one between runs (a
+// connection closed after its run) is reported here, never allowed to end the checker.
+process.on('unhandledRejection', (reason) => {
+  console.error(`unhandled rejection between runs: ${String(reason)}`);
+});
+
 async function main(): Promise<number> {
   const minutes =
     values.minutes !== undefined ? Number(values.minutes) : values.long ? 30 : undefined;
@@ -62,7 +68,13 @@ async function main(): Promise<number> {
   if (!cliIsFresh()) {
     // The admin CLI runs as the package ships it: built JavaScript, from these sources.
     console.log('building dist/ for the admin CLI…');
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+    try {
+      execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+    } catch (error) {
+      // tsc writes the JavaScript whatever its type checks say (a mutant may leave an unused
+      // name): the CLI runs if it was written.
+      if (!cliIsFresh()) throw error;
+    }
   }
   const started = performance.now();
   const reports: SessionReport[] = [];

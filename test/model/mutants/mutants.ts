@@ -34,7 +34,7 @@ export const MUTANTS: readonly Mutant[] = [
     kind: 'the local deadline not following a shorter extend',
     file: 'lib/engine/hold/lease-watchdog.ts',
     find: 'lease.expiresAt = sent === entry.sent ? end : Math.min(lease.expiresAt, end);',
-    replace: 'lease.expiresAt = Math.max(lease.expiresAt, end);',
+    replace: 'lease.expiresAt = sent < 0 ? end : Math.max(lease.expiresAt, end);',
     targets: ALL,
   },
   {
@@ -98,7 +98,7 @@ export const MUTANTS: readonly Mutant[] = [
     kind: 'a release that skips its token compare (memory store)',
     file: 'lib/stores/memory/memory-lock.store.ts',
     find: 'if (entry?.token === token) {',
-    replace: 'if (entry) {',
+    replace: 'if (entry?.token === token || entry !== undefined) {',
     targets: MEMORY,
   },
   {
