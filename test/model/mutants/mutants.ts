@@ -171,7 +171,7 @@ export const MUTANTS: readonly Mutant[] = [
     kind: "the waiters' mark on any value",
     file: 'lib/stores/redis/scripts/lua-helpers.ts',
     find: "if marked or #token ~= ${TOKEN_CHARS} or string.find(token, '[^%w_%-]') then return end",
-    replace: 'if marked then return end',
+    replace: 'if marked or ${TOKEN_CHARS} < 0 then return end',
     targets: REDIS,
   },
   {
