@@ -75,6 +75,11 @@ export class LocalService implements ServiceHandle {
     this.driver = new ServiceDriver(svc, engine, probe, PREFIX, emit);
   }
 
+  /** The app's startup (see `ServiceDriver.start`). */
+  start(): Promise<void> {
+    return this.driver.start();
+  }
+
   run(op: Op): void {
     this.driver.run(op);
   }

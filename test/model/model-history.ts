@@ -150,8 +150,7 @@ export class History {
    */
   grantedFrom(section: SectionRecord): bigint {
     const origin = this.originOf(section);
-    const call = this.outcomesById.get(origin.id)?.[0];
-    return call ? BigInt(call.start) : BigInt(origin.enter);
+    return BigInt(origin.asked ?? origin.enter);
   }
 
   /** The outcomes of the calls with this id (a lock's take, `<id>/release`, `<id>/extend`). */

@@ -18,6 +18,8 @@ export interface SectionRecord {
   readonly kind: LockKind;
   readonly token: string;
   readonly enter: string;
+  /** When the call that took it began: its lease can have been granted no earlier. */
+  readonly asked?: string;
   /**
    * The lock's own claim, last sampled: now + `remainingTime()`. A holder that stops being
    * sampled (its process stopped or killed) is entitled to no more than this.

@@ -105,9 +105,10 @@ function unreported(history: History, at: bigint): string[] {
       const reported = reportedAt(history, section);
       if (reported !== undefined && reported <= bound) continue;
       if (reported === undefined && at <= bound) continue;
-      // Its code left in time: its release is its next store call, and reports when answered.
+      // Its code left in time: its release is its next store call, and reports when answered;
+      // with a fault on its service, the release may fail, unheard, as the lease runs out.
       const left = section.leave !== undefined && BigInt(section.leave) <= bound;
-      if (left && reported !== undefined) continue;
+      if (left && (reported !== undefined || hindered)) continue;
       const told =
         reported === undefined
           ? section.released !== undefined

@@ -41,18 +41,28 @@ export class SectionBook {
     this.timer.unref();
   }
 
-  /** `keys`: what the holder asked for, which the lock must cover, no more and no less. */
-  enter(id: string, lock: Lock, keys: readonly string[], opts: TakeOptions): OpenSection {
+  /**
+   * `keys`: what the holder asked for, which the lock must cover, no more and no less; `asked`:
+   * when its call began (the grant can be no older).
+   */
+  enter(
+    id: string,
+    lock: Lock,
+    keys: readonly string[],
+    opts: TakeOptions,
+    asked: string,
+  ): OpenSection {
     const at = now();
     const remaining = lock.remainingTime();
-    const asked = [...new Set(keys)];
+    const wanted = [...new Set(keys)];
     const record: SectionRecord = {
       id,
       svc: this.svc,
-      keys: asked,
+      keys: wanted,
       kind: lock.kind,
       token: lock.token,
       enter: String(at),
+      asked,
       deadline: String(after(at, remaining)),
       claims: [[String(at), String(after(at, remaining))]],
       fences: lock.fences ? [...lock.fences] : lock.fence !== undefined ? [lock.fence] : undefined,
@@ -63,8 +73,8 @@ export class SectionBook {
       remaining,
     };
     const section: OpenSection = { record, lock, releasing: false };
-    if (asked.length !== lock.keys.length || asked.some((key) => !lock.keys.includes(key))) {
-      const what = `${id} asked for [${asked}] and entered holding a lock of [${lock.keys}]: the lock does not cover the keys asked for`;
+    if (wanted.length !== lock.keys.length || wanted.some((key) => !lock.keys.includes(key))) {
+      const what = `${id} asked for [${wanted}] and entered holding a lock of [${lock.keys}]: the lock does not cover the keys asked for`;
       this.emit({ type: 'violation', violation: { svc: this.svc, what } });
     }
     // The holder's code starts in the same tick the acquire granted the lock: a grant must

@@ -48,6 +48,15 @@ export class ServiceDriver {
     this.bulk = new BulkHolds(svc, engine, probe, prefix, emit);
   }
 
+  /**
+   * What an app's module does at startup (`LockService.onModuleInit`): registers the process as
+   * the owner of its locks, through which its locks hear of a forced release, and checks the
+   * store. A store that does not answer yet is no failure here: the app starts all the same.
+   */
+  async start(): Promise<void> {
+    await this.engine.init().catch(() => undefined);
+  }
+
   /** Starts `op`; what it starts runs on in the background. */
   run(op: Op): void {
     switch (op.type) {
@@ -152,9 +161,9 @@ export class ServiceDriver {
           : this.engine.tryAcquire(op.keys, options));
         if (!lock) return done(BUSY);
         done();
-        return await this.holdManual(id, lock, op);
+        return await this.holdManual(id, lock, op, started);
       }
-      const body = (lock: Lock): Promise<void> => (acquired(), this.section(id, lock, op));
+      const body = (lock: Lock): Promise<void> => (acquired(), this.section(id, lock, op, started));
       if (op.api === 'withLock') await this.engine.withLock(op.keys, body, options);
       else await decorated(this.engine, op, options, () => body(currentLock()!));
       done();
@@ -164,8 +173,8 @@ export class ServiceDriver {
   }
 
   /** The code inside a lock: hold for `holdMs` (stopping when the signal aborts), maybe nest. */
-  private async section(id: string, lock: Lock, op: TakeOp): Promise<void> {
-    const open = this.book.enter(id, lock, op.keys, op.opts);
+  private async section(id: string, lock: Lock, op: TakeOp, asked: string): Promise<void> {
+    const open = this.book.enter(id, lock, op.keys, op.opts, asked);
     if (op.onAbortTake) this.onAbortTake(lock, op.onAbortTake);
     try {
       if (op.nest) await this.nested(id, op);
@@ -198,8 +207,8 @@ export class ServiceDriver {
     lock.signal.addEventListener('abort', cleanup, { once: true });
   }
 
-  private async holdManual(id: string, lock: Lock, op: TakeOp): Promise<void> {
-    const open = this.book.enter(id, lock, op.keys, op.opts);
+  private async holdManual(id: string, lock: Lock, op: TakeOp, asked: string): Promise<void> {
+    const open = this.book.enter(id, lock, op.keys, op.opts, asked);
     if (op.onAbortTake) this.onAbortTake(lock, op.onAbortTake);
     const early = new AbortController();
     const hold: ManualHold = { section: open, release: () => early.abort() };
@@ -296,7 +305,7 @@ export class ServiceDriver {
           await this.engine.withLock(
             op.key,
             async (lock) => {
-              const open = this.book.enter(id, lock, [op.key], op.opts);
+              const open = this.book.enter(id, lock, [op.key], op.opts, started);
               await sleepOr(op.holdMs, lock.signal);
               this.book.leave(open);
             },
