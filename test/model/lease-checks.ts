@@ -93,12 +93,12 @@ function lostWithoutBlame(history: History): string[] {
     if (at === undefined || reason === undefined) continue;
     if (blame(history, section, at, reason) !== undefined) continue;
     const left = Number(BigInt(section.deadline) - at) / 1e6;
-    // The cause, where the checker sees it: the lease came by a local hand-off from a holder
+    // The cause, where the checker sees it: the lease came by local hand-offs from a holder
     // that did not renew, and ran out at that holder's deadline.
-    const previous = history.handedOffBy(section);
+    const first = history.originOf(section);
     const cause =
-      previous && !previous.autoRenew && section.autoRenew && left < REPORT_SLACK_MS
-        ? ` (${NOT_RENEWED_HAND_OFF}, ${previous.id})`
+      first !== section && !first.autoRenew && section.autoRenew && left < REPORT_SLACK_MS
+        ? ` (${NOT_RENEWED_HAND_OFF}, ${first.id})`
         : '';
     found.push(
       `${section.id} lost its lease on [${section.keys}] (${reason}) at ${history.at(at)}, its own deadline ${left >= 0 ? `${Math.round(left)} ms ahead` : `${Math.round(-left)} ms past`}, with nothing to blame: no fault, outside move, stall or shorter extend${cause}`,
