@@ -104,10 +104,6 @@ export class ChildService implements ServiceHandle {
     await this.ask('audited', { type: 'audit', n: ++this.asked }, ANSWER_MS);
   }
 
-  excuseUntil(at: bigint): void {
-    this.send({ type: 'excuse', at: String(at) });
-  }
-
   async pause(ms: number): Promise<void> {
     if (!this.alive) return;
     this.child.kill('SIGSTOP');

@@ -2,23 +2,27 @@
  * A real 3-master Redis Cluster. Each service reaches every node through a delay proxy of its
  * own (ioredis' `natMap` turns the nodes' announced addresses into the proxies'), so one
  * service's replies can be held back on every slot. No restart fault here: a restarted node
- * would rejoin empty and the cluster's own failover is the cluster suite's subject.
+ * would rejoin empty and the cluster's own failover is the cluster suite's subject. Grants are
+ * revoked and flushes made on every master, as an operator would.
  */
-import { Redis, type Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { RedisCluster } from '../harness/redis-cluster.js';
+import { DROPPED_AT_ONCE } from '../harness/redis-server.js';
 import { TcpDelayProxy } from '../harness/tcp-delay-proxy.js';
+import { newAclUser, servicesRule, type AclUser } from './acl-user.js';
 import { foreverKeys, type Backend, type StoreLink } from './model-backend.js';
 
 export class ClusterBackend implements Backend {
   readonly name = 'cluster';
-  readonly faults = ['drop', 'delay'] as const;
+  readonly can = ['drop', 'delay', 'remove', 'flushall', 'acl', 'foreign', 'cli'] as const;
   private proxies: TcpDelayProxy[][] = [];
 
   private constructor(
     private readonly cluster: RedisCluster,
     readonly probe: Cluster,
-    /** One direct connection per master, for the scans, cuts and flushes. */
+    /** One direct connection per master, for the scans, cuts, flushes and grants. */
     private readonly nodes: Redis[],
+    private readonly user: AclUser,
   ) {}
 
   static async start(): Promise<ClusterBackend> {
@@ -28,7 +32,14 @@ export class ClusterBackend implements Backend {
       node.on('error', () => undefined);
       return node;
     });
-    return new ClusterBackend(cluster, cluster.client(), nodes);
+    const user = newAclUser();
+    const rule = servicesRule(true);
+    await Promise.all(
+      nodes.map((node) =>
+        node.call('ACL', 'SETUSER', user.name, 'reset', 'on', `>${user.password}`, ...rule),
+      ),
+    );
+    return new ClusterBackend(cluster, cluster.client(), nodes, user);
   }
 
   private get ports(): number[] {
@@ -51,11 +62,20 @@ export class ClusterBackend implements Backend {
         { host: '127.0.0.1', port: proxies[i]!.port },
       ]),
     );
-    return { type: 'cluster', ports: proxies.map((proxy) => proxy.port), natMap };
+    return { type: 'cluster', ports: proxies.map((proxy) => proxy.port), natMap, user: this.user };
   }
 
   probePorts(): readonly number[] {
     return this.ports;
+  }
+
+  client(): Cluster {
+    const client = new Cluster(
+      this.ports.map((port) => ({ host: '127.0.0.1', port })),
+      { redisOptions: { maxRetriesPerRequest: 1, ...DROPPED_AT_ONCE } },
+    );
+    client.on('error', () => undefined);
+    return client;
   }
 
   setDelay(svc: number, ms: number): void {
@@ -72,6 +92,23 @@ export class ClusterBackend implements Backend {
   }
 
   async restart(): Promise<void> {}
+
+  async removeKey(fullKey: string, how: 'DEL' | 'UNLINK'): Promise<boolean> {
+    return (await this.probe.call(how, fullKey)) === 1;
+  }
+
+  async flushAll(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.flushall()));
+  }
+
+  async setGrant(command: string, granted: boolean): Promise<void> {
+    const rule = `${granted ? '+' : '-'}${command}`;
+    await Promise.all(this.nodes.map((node) => node.call('ACL', 'SETUSER', this.user.name, rule)));
+  }
+
+  cliArgs(): string[] {
+    return ['--redis', `redis://127.0.0.1:${this.ports[0]}`, '--cluster'];
+  }
 
   async keysWithoutExpiry(): Promise<string[]> {
     return (await Promise.all(this.nodes.map(foreverKeys))).flat();

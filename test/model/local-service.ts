@@ -15,7 +15,6 @@ export interface ServiceHandle {
   /** Whether ops it started are still running. */
   busy(): Promise<boolean>;
   audit(): Promise<void>;
-  excuseUntil(at: bigint): void;
   /** Lets running ops end within `graceMs`, then lets go of everything. */
   close(graceMs: number): Promise<void>;
   kill?(): Promise<void>;
@@ -25,7 +24,9 @@ export interface ServiceHandle {
 /** A client as an application would open one: a few retries, errors handled by the library. */
 export function openClient(link: StoreLink): Redis | Cluster | undefined {
   if (link.type === 'memory') return undefined;
-  const redisOptions = { maxRetriesPerRequest: 1, connectTimeout: 2_000 };
+  // As the ACL user the link names, if any: the checker revokes its grants during a run.
+  const auth = link.user ? { username: link.user.name, password: link.user.password } : {};
+  const redisOptions = { maxRetriesPerRequest: 1, connectTimeout: 2_000, ...auth };
   const client =
     link.type === 'redis'
       ? new Redis({ host: '127.0.0.1', port: link.port, ...redisOptions })
@@ -74,6 +75,11 @@ export class LocalService implements ServiceHandle {
     this.driver = new ServiceDriver(svc, engine, probe, PREFIX, emit);
   }
 
+  /** The app's startup (see `ServiceDriver.start`). */
+  start(): Promise<void> {
+    return this.driver.start();
+  }
+
   run(op: Op): void {
     this.driver.run(op);
   }
@@ -84,10 +90,6 @@ export class LocalService implements ServiceHandle {
 
   audit(): Promise<void> {
     return this.driver.audit();
-  }
-
-  excuseUntil(at: bigint): void {
-    this.driver.excuseUntil(at);
   }
 
   async close(graceMs: number): Promise<void> {

@@ -1,17 +1,22 @@
 /**
  * The safety invariants, judged from the holders' own records on one monotonic clock: mutual
- * exclusion by kind, fences that only increase, and calls that fail only for a reason the run
- * gave them.
+ * exclusion by kind (a holder is inside until its code is told to stop), fences that only
+ * increase, and calls that fail only for a reason the run gave them.
  */
 import type { LockKind } from '../../lib/stores/lock-store.interface.js';
 import { maxConcurrent, type Interval } from '../harness/intervals.js';
+import { leaseMargin, MEASURE_MS } from './lease-bounds.js';
 import type { History } from './model-history.js';
-import { MS, sectionEnd, type SectionRecord } from './model-records.js';
+import { FOREIGN, ms, MS, sectionEnd, toldEnd, type SectionRecord } from './model-records.js';
+import { removalsOf, removedBeforeHandOff, REMOVED_HAND_OFF } from './removal-checks.js';
 
 interface Span {
   readonly section: SectionRecord;
   readonly enter: bigint;
+  /** When the holder was told to stop (or stopped), unless its loop could not hear it. */
   readonly end: bigint;
+  /** Its claim: the lease's end by the lock's own clock. */
+  readonly claim: bigint;
 }
 
 /** Two kinds that may not hold one key together (semaphores of one limit are counted instead). */
@@ -23,22 +28,46 @@ function excludes(a: LockKind, b: LockKind): boolean {
 const kindText = (kind: LockKind): string =>
   kind.type === 'semaphore' ? `semaphore(${kind.limit})` : kind.type;
 
+const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+
 /**
- * Each section's span, cut where a Redis restart wiped its lease: a section entered before an
- * amnesty's end may have held a lease the restart lost (its own, or one handed on to it).
+ * Whether the holder's process could not hear its lease end in time: stopped, killed, or its
+ * loop held up by more than the margin around the claim (by measurement or by the checker's
+ * own busy wait). Such a holder is inside only until its claim.
+ */
+function deafThen(history: History, section: SectionRecord, claim: bigint, told: bigint): boolean {
+  const margin = leaseMargin(section.ttl);
+  const from = claim - ms(margin + MEASURE_MS);
+  if (history.frozen(section.svc, from, told)) return true;
+  return history.loopStalled(section.svc, from, told) >= margin - MEASURE_MS;
+}
+
+/**
+ * Each section's span. A library holder is inside until its code was told to stop (its signal
+ * aborted) or left: the promise is that the signal aborts before anyone else can have the key.
+ * A foreign holder is trusted to stop by its own deadline. A span is cut where an outside move
+ * removed its lease (a forced release, DEL, FLUSHALL, a restart): from then on, others may
+ * rightly be granted the key; removal-checks.ts judges how soon the holder had to hear of it.
  */
 function spansByKey(history: History, at: bigint): Map<string, Span[]> {
   const byKey = new Map<string, Span[]>();
   for (const section of history.sections.values()) {
     const enter = BigInt(section.enter);
-    let end = sectionEnd(section, at);
-    for (const { from, until } of history.amnesties) {
-      if (enter < until && end > from) end = enter > from ? enter : from;
+    const claim = min(BigInt(section.deadline), at);
+    let end: bigint;
+    if (section.svc === FOREIGN) end = sectionEnd(section, at);
+    else {
+      const told = min(toldEnd(section) ?? at, at);
+      end = told > claim && deafThen(history, section, claim, told) ? claim : told;
+    }
+    for (const removal of removalsOf(history, section, 'maybe')) {
+      end = min(end, max(enter, BigInt(removal.from)));
     }
     if (end <= enter) continue;
     for (const key of section.keys) {
       const spans = byKey.get(key) ?? [];
-      spans.push({ section, enter, end });
+      spans.push({ section, enter, end, claim });
       byKey.set(key, spans);
     }
   }
@@ -47,16 +76,28 @@ function spansByKey(history: History, at: bigint): Map<string, Span[]> {
 
 export function exclusionViolations(history: History, at: bigint): string[] {
   const found: string[] = [];
+  const span = (s: Span): string =>
+    `${s.section.id} (${kindText(s.section.kind)}, ${history.at(s.enter)}–${history.at(s.end)})`;
   for (const [key, spans] of spansByKey(history, at)) {
+    spans.sort((a, b) => (a.enter < b.enter ? -1 : a.enter > b.enter ? 1 : 0));
     for (let i = 0; i < spans.length; i++) {
       for (let j = i + 1; j < spans.length; j++) {
         const [a, b] = [spans[i]!, spans[j]!];
-        if (!(a.enter < b.end && b.enter < a.end)) continue;
+        if (!(b.enter < a.end && a.enter < b.end)) continue;
         if (!excludes(a.section.kind, b.section.kind)) continue;
-        found.push(
-          `"${key}": ${a.section.id} (${kindText(a.section.kind)}, ${history.at(a.enter)}–${history.at(a.end)}) ` +
-            `and ${b.section.id} (${kindText(b.section.kind)}, ${history.at(b.enter)}–${history.at(b.end)}) both inside`,
-        );
+        // The root cause named, where the checker can see it: one of them runs on a lease an
+        // outside move removed before it was handed off to it.
+        const cause = [a, b].some((s) => removedBeforeHandOff(history, s.section, 'maybe'))
+          ? ` (${REMOVED_HAND_OFF})`
+          : '';
+        if (b.enter < a.claim)
+          found.push(`"${key}": ${span(a)} and ${span(b)} both inside${cause}`);
+        else
+          found.push(
+            `"${key}": ${a.section.id}'s lease ended by its own clock at ${history.at(a.claim)}, ` +
+              `${b.section.id} was granted the key and entered at ${history.at(b.enter)}, and ` +
+              `${a.section.id}'s signal aborted only at ${history.at(a.end)}: the signal aborted after another holder's grant${cause}`,
+          );
       }
     }
     const limits = new Set(
@@ -66,9 +107,14 @@ export function exclusionViolations(history: History, at: bigint): string[] {
       const same = spans.filter(
         ({ section: { kind } }) => kind.type === 'semaphore' && kind.limit === limit,
       );
-      const most = maxConcurrent(same.map(({ enter, end }): Interval => [enter, end]));
-      if (most > limit)
-        found.push(`"${key}": ${most} holders inside a semaphore of limit ${limit}`);
+      const claimed = maxConcurrent(same.map(({ enter, end, claim }): Interval => [enter, min(end, claim)])); // prettier-ignore
+      const told = maxConcurrent(same.map(({ enter, end }): Interval => [enter, end]));
+      if (claimed > limit)
+        found.push(`"${key}": ${claimed} holders inside a semaphore of limit ${limit}`);
+      else if (told > limit)
+        found.push(
+          `"${key}": ${told} holders inside a semaphore of limit ${limit}, one past its lease's end: the signal aborted after another holder's grant`,
+        );
     }
   }
   return found;
@@ -136,6 +182,8 @@ export function outcomeViolations(history: History): string[] {
     .filter(({ result, svc, start, end, message }) => {
       if (result === 'other') return true;
       if (result !== 'store' || lateGrantRefused(message, start, end)) return false;
+      // A call that met a revoked grant is judged by acl-checks.ts.
+      if (history.acl.some((w) => w.from <= BigInt(end) && BigInt(start) <= w.to)) return false;
       return !history.faulted(svc, BigInt(start), BigInt(end));
     })
     .map(

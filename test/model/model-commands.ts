@@ -4,8 +4,10 @@
  * here knows a particular defect.
  */
 import fc from 'fast-check';
+import type { Capability } from './model-backend.js';
 import type { Op, RunSetup, TakeOp, TakeOptions } from './model-ops.js';
 import { describeOp } from './model-ops.js';
+import { worldMovesArb } from './move-arbs.js';
 import type { World } from './model-world.js';
 
 /** What a command may assume: which services exist, run in a child, and are still alive. */
@@ -119,8 +121,10 @@ function takeArb(space: KeySpace): fc.Arbitrary<TakeOp> {
         freq: 2,
       }),
       onAbortTake: fc.option(keysArb(space, false), { freq: 2 }),
+      // One in eight holders does not listen to its signal: it acts after its lease.
+      deaf: fc.integer({ min: 0, max: 7 }).map((n) => n === 0),
     })
-    .map(({ svc, api, target: [keys, opts], holdMs, nest, onAbortTake }): TakeOp => ({
+    .map(({ svc, api, target: [keys, opts], holdMs, nest, onAbortTake, deaf }): TakeOp => ({
       type: 'take',
       svc,
       api,
@@ -134,6 +138,7 @@ function takeArb(space: KeySpace): fc.Arbitrary<TakeOp> {
           }
         : {}),
       ...(onAbortTake ? { onAbortTake: onAbortTake[0]! } : {}),
+      ...(deaf && { deaf }),
     }));
 }
 
@@ -154,7 +159,18 @@ function loopArb(space: KeySpace): fc.Arbitrary<Op> {
   });
 }
 
-export function commandsArb(space: KeySpace, faults: readonly string[], maxCommands: number) {
+/** What a target offers the generator: its keys, what its backend can do, its child processes. */
+export interface TargetMoves {
+  readonly space: KeySpace;
+  readonly can: readonly Capability[];
+  readonly children: boolean;
+  /** The commands a revoke may take away from the services' user. */
+  readonly revocable: readonly string[];
+}
+
+export function commandsArb(target: TargetMoves, maxCommands: number) {
+  const { space } = target;
+  const faults: readonly string[] = [...target.can, ...(target.children ? ['kill', 'pause'] : [])];
   const has = (fault: string): number => (faults.includes(fault) ? 1 : 0);
   const slot = fc.integer({ min: 0, max: 3 });
   const ops: { weight: number; arbitrary: fc.Arbitrary<Op> }[] = [
@@ -166,12 +182,19 @@ export function commandsArb(space: KeySpace, faults: readonly string[], maxComma
     },
     {
       weight: 8,
-      arbitrary: fc.record({
-        type: fc.constant('extend' as const),
-        svc: svcArb,
-        slot,
-        ttl: fc.integer({ min: 50, max: 5_000 }),
-      }),
+      arbitrary: fc
+        .record({
+          svc: svcArb,
+          slot,
+          ttl: fc.integer({ min: 50, max: 5_000 }),
+          // Half near the end of the lease, where a deadline that does not follow shows.
+          atLeft: fc.option(fc.integer({ min: 5, max: 300 }), { freq: 2, nil: undefined }),
+        })
+        .map(({ atLeft, ...rest }) => ({
+          type: 'extend' as const,
+          ...rest,
+          ...(atLeft !== undefined && { atLeft }),
+        })),
     },
     { weight: 5, arbitrary: fc.record({ type: fc.constant('abort' as const), svc: svcArb, slot }) },
     {
@@ -191,7 +214,6 @@ export function commandsArb(space: KeySpace, faults: readonly string[], maxComma
       }),
     },
     { weight: 2 * has('drop'), arbitrary: fc.constant({ type: 'drop' as const }) },
-    { weight: 1 * has('restart'), arbitrary: fc.constant({ type: 'restart' as const }) },
     {
       weight: 2 * has('kill'),
       arbitrary: fc.record({ type: fc.constant('kill' as const), svc: svcArb }),
@@ -204,6 +226,7 @@ export function commandsArb(space: KeySpace, faults: readonly string[], maxComma
         ms: fc.integer({ min: 200, max: 2_000 }),
       }),
     },
+    ...worldMovesArb({ key: keysArb(space, false).map((keys) => keys[0]!), revocable: target.revocable }, target.can), // prettier-ignore
   ];
   const steps = fc.oneof(...ops.filter(({ weight }) => weight > 0)).map((op) => new Step(op));
   return fc.commands([steps], { maxCommands, size: 'max' });
@@ -217,7 +240,11 @@ export function setupArb(children: boolean): fc.Arbitrary<RunSetup> {
       // A user can pass any positive number here; tenths make a fraction likely.
       { weight: 1, arbitrary: fc.integer({ min: 500, max: 4_000 }).map((n) => n / 10) },
     ),
-    localHandoffs: fc.constantFrom(0, 1, 2, 4, 16),
+    // Mostly on: hand-offs in a process are where a lease is passed on without Redis.
+    localHandoffs: fc.oneof(
+      { weight: 1, arbitrary: fc.constant(0) },
+      { weight: 4, arbitrary: fc.constantFrom(1, 2, 4, 16) },
+    ),
     child: children ? fc.boolean() : fc.constant(false),
   });
   return fc.record({ services: fc.array(service, { minLength: 2, maxLength: 4 }) });

@@ -89,8 +89,9 @@ export function livenessViolations(
   fairTurns: boolean,
 ): string[] {
   const found: string[] = [];
+  // Faults, outside moves and long stalls alike: a moved world owes no bounded wait.
   const anyFault = (from: bigint, to: bigint): boolean =>
-    setup.services.some((_, svc) => history.faulted(svc, from, to));
+    setup.services.some((_, svc) => history.faulted(svc, from, to)) || history.anyFault(from, to);
   const maxPoll = Math.max(...setup.services.map((s) => s.pollCap));
   const handoffs = Math.max(...setup.services.map((s) => s.localHandoffs));
   for (const o of history.outcomes) {
@@ -121,6 +122,8 @@ export function livenessViolations(
     const others = [...history.sections.values()].filter(
       (s: SectionRecord) =>
         s.svc !== o.svc &&
+        // A foreign client takes no turn: it spins past the line, as `SET NX` does.
+        s.svc >= 0 &&
         s.keys.includes(o.keys[0]!) &&
         s.kind.type === 'mutex' &&
         BigInt(s.enter) > from &&

@@ -2,14 +2,18 @@
  * Runs one target: one fast-check run per seed, seeds in a row until the time budget is spent.
  * A failing run shrinks (for at most `shrinkMs`) and is returned with everything a replay needs.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
+import { revocable } from './acl-user.js';
 import { failureKind } from './failure-kinds.js';
 import { commandsArb, setupArb, Step, type ModelState } from './model-commands.js';
 import type { Backend } from './model-backend.js';
 import type { ChildPool } from './child-service.js';
 import type { Op, RunSetup } from './model-ops.js';
 import { serviceFactory, type Target } from './model-targets.js';
-import { World } from './model-world.js';
+import type { History } from './model-history.js';
+import { World, type ViolationFilter } from './model-world.js';
 
 export interface SessionOptions {
   readonly firstSeed: number;
@@ -24,6 +28,8 @@ export interface SessionOptions {
   readonly keepGoing?: boolean;
   /** Hears each failure as soon as it has shrunk (a long run prints them as they come). */
   readonly onFailure?: (failure: Failure) => void;
+  /** Keeps the violations it judges (the others are set aside: a known defect's kinds). */
+  readonly keep?: ViolationFilter;
 }
 
 export interface Failure {
@@ -48,6 +54,27 @@ export interface SessionReport {
   readonly failures: Failure[];
 }
 
+/**
+ * With MODEL_DUMP=<dir>, a failing run's whole history is written there as JSON (times in ms
+ * since the run began), for reading what led to a violation.
+ */
+function dumpHistory(history: History, label: string): void {
+  const dir = process.env.MODEL_DUMP;
+  if (!dir) return;
+  const ms = (value: unknown): unknown =>
+    typeof value === 'bigint' || (typeof value === 'string' && /^\d{12,}$/.test(value))
+      ? Math.round(Number(BigInt(value) - history.started) / 1e4) / 100
+      : value;
+  const text = JSON.stringify(
+    { ...history, sections: [...history.sections.values()] },
+    (_, value: unknown) => ms(value),
+    1,
+  );
+  const file = join(dir, `history-${label}.json`);
+  writeFileSync(file, text);
+  console.error(`history of the failing run: ${file}`);
+}
+
 /** A run that neither ends nor fails within this long has hung: a liveness failure too. */
 const RUN_LIMIT_MS = 90_000;
 
@@ -65,9 +92,12 @@ export async function runSteps(
   pool: ChildPool,
   setup: RunSetup,
   steps: Iterable<Step>,
+  keep?: ViolationFilter,
+  label = String(Date.now()),
 ): Promise<void> {
-  const world = await World.open(backend, setup, serviceFactory(backend, pool));
+  const world = await World.open(backend, setup, serviceFactory(backend, pool), keep);
   const limit = timeout(RUN_LIMIT_MS);
+  let failure: unknown;
   try {
     const model: ModelState = {
       services: setup.services.length,
@@ -79,10 +109,16 @@ export async function runSteps(
       await world.finish();
     };
     await Promise.race([run(), limit.promise]);
-  } finally {
-    limit.clear();
-    await world.close();
+  } catch (error) {
+    dumpHistory(world.history, label);
+    failure = error;
   }
+  limit.clear();
+  const before = world.history.violations.length;
+  await world.close();
+  if (failure !== undefined) throw failure;
+  const closing = world.closingViolations(before);
+  if (closing.length > 0) throw new Error(`invariant broken:\n  ${closing.join('\n  ')}`);
 }
 
 export async function runSession(
@@ -103,19 +139,22 @@ export async function runSession(
     let shrinkUntil = Infinity;
     let executions = 0;
     let kind: string | undefined;
+    const moves = {
+      space: target.keys,
+      can: backend.can,
+      children: target.children,
+      revocable: backend.can.includes('acl') ? revocable(target.name === 'cluster') : [],
+    };
     const property = fc.asyncProperty(
       setupArb(target.children),
-      commandsArb(
-        target.keys,
-        [...backend.faults, ...(target.children ? ['kill', 'pause'] : [])],
-        options.maxCommands,
-      ),
+      commandsArb(moves, options.maxCommands),
       async (setup, commands) => {
         // Past the shrink budget every candidate "passes": fast-check keeps the smallest failure.
         if (++executions > 1 && performance.now() > shrinkUntil) return true;
         const stepsBefore = Step.executed;
         try {
-          await runSteps(backend, pool, setup, commands as Iterable<Step>);
+          const label = `${target.name}-${seed}-${executions}`;
+          await runSteps(backend, pool, setup, commands as Iterable<Step>, options.keep, label);
         } catch (error) {
           if (shrinkUntil === Infinity) {
             kind = failureKind(error instanceof Error ? error.message : String(error));
@@ -149,7 +188,9 @@ export async function runSession(
         seed,
         path: details.counterexamplePath ?? '',
         setup,
-        ops: [...commands].map((step) => ((step as { cmd?: Step }).cmd ?? (step as Step)).op),
+        ops: [...commands]
+          .map((step) => ((step as { cmd?: Step }).cmd ?? (step as Step)).op)
+          .filter((op) => !('svc' in op) || op.svc < setup.services.length),
         sequence: String(commands),
         error: String(
           details.errorInstance instanceof Error

@@ -42,8 +42,11 @@ export function targetNamed(name: string): Target {
 
 /** Builds each service of a run where its setup says: here, or in a child process. */
 export function serviceFactory(backend: Backend, pool: ChildPool): ServiceFactory {
-  return async (svc, setup, emit) =>
-    setup.child
-      ? ChildService.start(svc, setup, backend.link(svc), backend.probePorts(), emit, pool)
-      : new LocalService(svc, setup, backend.link(svc), backend.probe, emit);
+  return async (svc, setup, emit) => {
+    if (setup.child)
+      return ChildService.start(svc, setup, backend.link(svc), backend.probePorts(), emit, pool);
+    const service = new LocalService(svc, setup, backend.link(svc), backend.probe, emit);
+    await service.start();
+    return service;
+  };
 }

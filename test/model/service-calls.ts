@@ -13,6 +13,17 @@ export const sleepOr = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
 
+/**
+ * Holds this process's event loop for `ms`: what a CPU-bound handler, a long JSON parse or a
+ * synchronous library call does to every timer and socket of the process.
+ */
+export function busyWait(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // Nothing: the loop is held on purpose.
+  }
+}
+
 /** A `@DistributedLock` call: the decorator's own runtime path, with options drawn per call. */
 export function decorated(
   engine: LockEngine,
@@ -39,8 +50,9 @@ export function outcomeOf(
   opts: TakeOptions,
   start: string,
   error?: unknown,
+  released?: string,
 ): OutcomeRecord {
-  const { result, message } = classify(error);
+  const { result, message, code, refused, reason } = classify(error);
   const wait = opts.wait ?? 10_000;
   return {
     id,
@@ -53,5 +65,9 @@ export function outcomeOf(
     end: String(now()),
     result,
     message,
+    ...(code !== undefined && { code }),
+    ...(refused !== undefined && { refused }),
+    ...(reason !== undefined && { reason }),
+    ...(released !== undefined && { released }),
   };
 }

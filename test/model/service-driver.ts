@@ -7,10 +7,11 @@ import type { Cluster, Redis } from 'ioredis';
 import type { LockEngine } from '../../lib/engine/lock-engine.js';
 import type { Lock } from '../../lib/engine/lock.interface.js';
 import { currentLock } from '../../lib/engine/hold/held-lock.js';
+import { BulkHolds } from './bulk-holds.js';
 import { auditHeld } from './held-audit.js';
-import type { LoopOp, Op, TakeOp, TakeOptions } from './model-ops.js';
+import type { ExtendOp, LoopOp, Op, StaleOp, TakeOp, TakeOptions } from './model-ops.js';
 import { BUSY } from './outcome-class.js';
-import { decorated, outcomeOf, sleepOr } from './service-calls.js';
+import { busyWait, decorated, outcomeOf, sleepOr } from './service-calls.js';
 import { nowText, type OutcomeRecord, type ServiceReport } from './model-records.js';
 import { SectionBook, type OpenSection } from './section-book.js';
 
@@ -20,14 +21,18 @@ interface ManualHold {
   readonly release: () => void;
 }
 
+/** How often an `extend … at N ms left` looks at the lease it waits on. */
+const EXTEND_POLL_MS = 2;
+/** `extendShort`: a lease a stale holder asks for that ends soon. */
+const SHORT_TTL = 50;
+
 export class ServiceDriver {
   private readonly book: SectionBook;
+  private readonly bulk: BulkHolds;
   private readonly pending: AbortController[] = [];
   private readonly manual: ManualHold[] = [];
   private readonly running = new Set<Promise<void>>();
   private count = 0;
-  /** Sections that entered before this moment were wiped by a Redis restart. */
-  private amnestyUntil = 0n;
   private stopping = false;
   private readonly reported = new Set<string>();
 
@@ -38,43 +43,61 @@ export class ServiceDriver {
     private readonly prefix: string,
     private readonly emit: (report: ServiceReport) => void,
   ) {
-    this.book = new SectionBook(svc, emit);
+    // A lease handed on here is looked at in Redis at once: it must still be there.
+    this.book = new SectionBook(svc, emit, (section) => void this.auditNow(section));
+    this.bulk = new BulkHolds(svc, engine, probe, prefix, emit);
+  }
+
+  /**
+   * What an app's module does at startup (`LockService.onModuleInit`): registers the process as
+   * the owner of its locks, through which its locks hear of a forced release, and checks the
+   * store. A store that does not answer yet is no failure here: the app starts all the same.
+   */
+  async start(): Promise<void> {
+    await this.engine.init().catch(() => undefined);
   }
 
   /** Starts `op`; what it starts runs on in the background. */
   run(op: Op): void {
-    if (op.type === 'take') this.track(this.take(op, this.nextId()));
-    else if (op.type === 'loop') this.track(this.loop(op));
-    else if (op.type === 'release')
-      this.manual.at(op.slot % Math.max(1, this.manual.length))?.release();
-    else if (op.type === 'abort')
-      this.pending
-        .filter((c) => !c.signal.aborted)
-        .at(op.slot)
-        ?.abort(new Error('model abort'));
-    else if (op.type === 'extend') this.track(this.extend(op.slot, op.ttl));
-  }
-
-  excuseUntil(at: bigint): void {
-    if (at > this.amnestyUntil) this.amnestyUntil = at;
+    switch (op.type) {
+      case 'take':
+        return this.track(this.take(op, this.nextId()));
+      case 'burst':
+        for (const take of op.takes) this.track(this.take(take, this.nextId()));
+        return;
+      case 'loop':
+        return this.track(this.loop(op));
+      case 'bulk':
+        return this.track(this.bulk.run(op, this.nextId()));
+      case 'release':
+        return this.manual.at(op.slot % Math.max(1, this.manual.length))?.release();
+      case 'abort':
+        return void this.pending
+          .filter((c) => !c.signal.aborted)
+          .at(op.slot)
+          ?.abort(new Error('model abort'));
+      case 'extend':
+        return this.track(this.extend(op));
+      case 'stall':
+        return this.stall(op.ms);
+      case 'stale':
+        return this.stale(op);
+      case 'force':
+        return this.track(this.force(op.key));
+    }
   }
 
   async audit(): Promise<void> {
     if (!this.probe) return;
     this.book.sample();
-    const excused = (s: OpenSection): boolean => BigInt(s.record.enter) < this.amnestyUntil;
-    // One finding per section: the first is what matters.
-    const fresh = (s: OpenSection): boolean => excused(s) || this.reported.has(s.record.id);
-    for (const { id, what } of await auditHeld(this.probe, this.prefix, this.book.open, fresh)) {
-      this.reported.add(id);
-      this.emit({ type: 'violation', violation: { svc: this.svc, what } });
-    }
+    await this.auditSections(this.book.open);
   }
 
   /** Lets running ops end within `graceMs`, then closes the engine (held locks left to expire). */
   async close(graceMs: number): Promise<void> {
     await Promise.race([Promise.all(this.running), sleepOr(graceMs)]);
     this.stopping = true;
+    this.bulk.stop();
     for (const hold of this.manual) hold.release();
     await this.engine.close();
     this.book.close();
@@ -84,17 +107,34 @@ export class ServiceDriver {
     return this.running.size > 0;
   }
 
+  private async auditNow(section: OpenSection): Promise<void> {
+    if (this.probe) await this.auditSections([section]);
+  }
+
+  private async auditSections(sections: Iterable<OpenSection>): Promise<void> {
+    // One finding per section: the first is what matters.
+    const skip = (s: OpenSection): boolean => this.reported.has(s.record.id);
+    for (const audit of await auditHeld(this.probe!, this.prefix, sections, skip)) {
+      if (this.reported.has(audit.section)) continue;
+      this.reported.add(audit.section);
+      this.emit({ type: 'audit', audit: { svc: this.svc, ...audit } });
+    }
+  }
+
   private nextId(): string {
     return `s${this.svc}.${++this.count}`;
   }
 
   private track(work: Promise<void>): void {
-    const tracked = work.catch((error: unknown) => this.report(`driver failed: ${String(error)}`));
+    const tracked = work.catch((error: unknown) =>
+      this.reportViolation(`driver failed: ${String(error)}`),
+    );
     this.running.add(tracked);
     void tracked.finally(() => this.running.delete(tracked));
   }
 
-  private report(what: string): void {
+  /** A finding of this service's own (an error nobody handled, a driver that failed). */
+  reportViolation(what: string): void {
     this.emit({ type: 'violation', violation: { svc: this.svc, what } });
   }
 
@@ -121,9 +161,9 @@ export class ServiceDriver {
           : this.engine.tryAcquire(op.keys, options));
         if (!lock) return done(BUSY);
         done();
-        return await this.holdManual(id, lock, op);
+        return await this.holdManual(id, lock, op, started);
       }
-      const body = (lock: Lock): Promise<void> => (acquired(), this.section(id, lock, op));
+      const body = (lock: Lock): Promise<void> => (acquired(), this.section(id, lock, op, started));
       if (op.api === 'withLock') await this.engine.withLock(op.keys, body, options);
       else await decorated(this.engine, op, options, () => body(currentLock()!));
       done();
@@ -133,12 +173,12 @@ export class ServiceDriver {
   }
 
   /** The code inside a lock: hold for `holdMs` (stopping when the signal aborts), maybe nest. */
-  private async section(id: string, lock: Lock, op: TakeOp): Promise<void> {
-    const open = this.book.enter(id, lock, op.opts.ttl ?? 30_000, op.opts.minHold);
+  private async section(id: string, lock: Lock, op: TakeOp, asked: string): Promise<void> {
+    const open = this.book.enter(id, lock, op.keys, op.opts, asked);
     if (op.onAbortTake) this.onAbortTake(lock, op.onAbortTake);
     try {
       if (op.nest) await this.nested(id, op);
-      await sleepOr(op.holdMs, lock.signal);
+      await sleepOr(op.holdMs, op.deaf ? undefined : lock.signal);
     } finally {
       this.book.leave(open);
     }
@@ -147,7 +187,7 @@ export class ServiceDriver {
   private async nested(id: string, op: TakeOp): Promise<void> {
     // Keys the section already holds are taken reentrantly: the same holder, no new section.
     const same = op.nest!.keys.every((key) => op.keys.includes(key));
-    const nest: TakeOp = { ...op, api: 'withLock', keys: op.nest!.keys, opts: op.nest!.opts, holdMs: 20, nest: undefined, onAbortTake: undefined }; // prettier-ignore
+    const nest: TakeOp = { ...op, api: 'withLock', keys: op.nest!.keys, opts: op.nest!.opts, holdMs: 20, nest: undefined, onAbortTake: undefined, deaf: false }; // prettier-ignore
     if (!same) return this.take(nest, `${id}/nest`);
     // Reentrant: the same holder, so no section of its own.
     await this.engine
@@ -167,35 +207,93 @@ export class ServiceDriver {
     lock.signal.addEventListener('abort', cleanup, { once: true });
   }
 
-  private async holdManual(id: string, lock: Lock, op: TakeOp): Promise<void> {
-    const open = this.book.enter(id, lock, op.opts.ttl ?? 30_000, op.opts.minHold);
+  private async holdManual(id: string, lock: Lock, op: TakeOp, asked: string): Promise<void> {
+    const open = this.book.enter(id, lock, op.keys, op.opts, asked);
     if (op.onAbortTake) this.onAbortTake(lock, op.onAbortTake);
     const early = new AbortController();
     const hold: ManualHold = { section: open, release: () => early.abort() };
     this.manual.push(hold);
-    await sleepOr(op.holdMs, AbortSignal.any([early.signal, lock.signal]));
+    const stop = op.deaf ? early.signal : AbortSignal.any([early.signal, lock.signal]);
+    await sleepOr(op.holdMs, stop);
     this.manual.splice(this.manual.indexOf(hold), 1);
     this.book.leave(open);
     const started = nowText();
     try {
-      await lock.release();
-      this.outcome(`${id}/release`, 'release', op.keys, op.opts, started);
+      const result = await lock.release();
+      this.book.released(open, result);
+      this.outcome(`${id}/release`, 'release', op.keys, op.opts, started, undefined, result);
     } catch (error) {
       this.outcome(`${id}/release`, 'release', op.keys, op.opts, started, error);
     }
   }
 
-  private async extend(slot: number, ttl: number): Promise<void> {
+  private openAt(slot: number): OpenSection | undefined {
     const open = [...this.book.open].filter((s) => !s.releasing);
-    const target = open[slot % Math.max(1, open.length)];
+    return open[slot % Math.max(1, open.length)];
+  }
+
+  private async extend({ slot, ttl, atLeft }: ExtendOp): Promise<void> {
+    const target = this.openAt(slot);
     if (!target) return;
+    // Near the end of the lease: where a deadline that does not follow the extend shows.
+    while (atLeft !== undefined && target.lock.isHeld && target.lock.remainingTime() > atLeft)
+      await sleepOr(EXTEND_POLL_MS);
+    if (target.releasing) return;
+    await this.extendNow(target, ttl);
+  }
+
+  /** `extend(ttl)` of an open section, its outcome reported, then its lease audited. */
+  private async extendNow(target: OpenSection, ttl: number): Promise<void> {
+    const { record, lock } = target;
     const started = nowText();
+    if (ttl < record.ttl) this.book.shortened(target);
     try {
-      await target.lock.extend(ttl);
-      this.outcome(`${target.record.id}/extend`, 'extend', target.record.keys, {}, started);
+      await lock.extend(ttl);
+      this.outcome(`${record.id}/extend`, 'extend', record.keys, {}, started);
+      await this.auditNow(target);
     } catch (error) {
-      this.outcome(`${target.record.id}/extend`, 'extend', target.record.keys, {}, started, error);
+      this.outcome(`${record.id}/extend`, 'extend', record.keys, {}, started, error);
     }
+  }
+
+  /** The loop held by the app's own work: every timer and reply of this process waits. */
+  private stall(ms: number): void {
+    const from = nowText();
+    busyWait(ms);
+    this.emit({
+      type: 'stall',
+      stall: { svc: this.svc, from, to: nowText(), lagMs: ms, injected: true },
+    });
+  }
+
+  /** A holder that acts as soon as its stalled loop comes back, before any library timer. */
+  private stale({ slot, stallMs, act }: StaleOp): void {
+    const target = this.openAt(slot);
+    this.stall(stallMs);
+    if (!target || target.releasing) return;
+    if (act !== 'release') return this.track(this.extendNow(target, act === 'extend' ? target.record.ttl : SHORT_TTL)); // prettier-ignore
+    // Only a manual hold can be released by the driver; others extend instead.
+    const manual = this.manual.find((hold) => hold.section === target);
+    if (manual) manual.release();
+    else this.track(this.extendNow(target, target.record.ttl));
+  }
+
+  /**
+   * An operator's `forceRelease` through this service's own LockService. One that failed may
+   * still have removed the lock (a script cut short by a refusal, an answer lost): it counts as
+   * a removal all the same, unless it found the key free (reported too: it closes the window
+   * the checker opened when it sent the op).
+   */
+  private async force(key: string): Promise<void> {
+    const from = nowText();
+    let released = true;
+    try {
+      released = await this.engine.inspections.forceRelease(key);
+    } catch (error) {
+      this.outcome(`${this.nextId()}/force`, 'release', [key], {}, from, error);
+    }
+    const removal = { kind: 'forceRelease', keys: [key], from, to: nowText(), svc: this.svc, released } as const; // prettier-ignore
+    this.emit({ type: 'removal', removal });
   }
 
   private async loop(op: LoopOp): Promise<void> {
@@ -207,7 +305,7 @@ export class ServiceDriver {
           await this.engine.withLock(
             op.key,
             async (lock) => {
-              const open = this.book.enter(id, lock, op.opts.ttl ?? 30_000, op.opts.minHold);
+              const open = this.book.enter(id, lock, [op.key], op.opts, started);
               await sleepOr(op.holdMs, lock.signal);
               this.book.leave(open);
             },
@@ -229,10 +327,11 @@ export class ServiceDriver {
     opts: TakeOptions,
     start: string,
     error?: unknown,
+    released?: string,
   ): void {
     this.emit({
       type: 'outcome',
-      outcome: outcomeOf(this.svc, id, call, keys, opts, start, error),
+      outcome: outcomeOf(this.svc, id, call, keys, opts, start, error, released),
     });
   }
 }
