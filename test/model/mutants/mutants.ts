@@ -24,9 +24,10 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'late-grant-accepted',
     kind: 'a late grant accepted',
-    file: 'lib/engine/acquire/lock-acquirer.ts',
-    find: 'return performance.now() >= grant.expiresAt;',
-    replace: 'return performance.now() >= grant.expiresAt + 60_000;',
+    file: 'lib/engine/store-calls/lock-calls.ts',
+    find: 'return isLate(grant) ? refusals.lateGrant(request, grant) : { grant };',
+    replace:
+      'return isLate(grant) && grant.expiresAt < 0 ? refusals.lateGrant(request, grant) : { grant };',
     targets: ALL,
   },
   {
@@ -49,8 +50,9 @@ export const MUTANTS: readonly Mutant[] = [
     id: 'turn-list-without-expiry',
     kind: 'a turn list written without an expiry',
     file: 'lib/stores/redis/scripts/lua-helpers.ts',
-    find: "  redis.call('PEXPIRE', turns_key, ${WAITERS_LIFETIME})",
-    replace: "  -- redis.call('PEXPIRE', turns_key, ${WAITERS_LIFETIME})",
+    // The PEXPIRE after the RPUSH: the one before it finds no list to expire on a first join.
+    find: "  end\n  redis.call('PEXPIRE', turns_key, ${WAITERS_LIFETIME})",
+    replace: "  end\n  -- redis.call('PEXPIRE', turns_key, ${WAITERS_LIFETIME})",
     targets: REDIS,
   },
   {
@@ -129,9 +131,8 @@ export const MUTANTS: readonly Mutant[] = [
     id: 'renews-first-extend-slice-only',
     kind: 'renewal of only the first slice of due leases',
     file: 'lib/stores/redis/lease-renewal.ts',
-    find: 'for (const slice of slices(cluster, leases)) await extendSlice(send, leases, slice, results);',
-    replace:
-      'for (const slice of slices(cluster, leases).slice(0, 1)) await extendSlice(send, leases, slice, results);',
+    find: 'for (const slice of slices(port.cluster, leases)) {',
+    replace: 'for (const slice of slices(port.cluster, leases).slice(0, 1)) {',
     targets: REDIS,
   },
   {
@@ -153,34 +154,36 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'hand-off-with-little-lease',
     kind: 'a local hand-off with too little lease left',
-    file: 'lib/policy/wait-policy.ts',
-    find: 'left > waiter.ttl / 2 && left <= leaseTtl',
-    replace: 'left > waiter.ttl / 8 && left <= leaseTtl',
+    // The confirming compare-and-PEXPIRE sets less than the lease the waiter is then given.
+    file: 'lib/engine/store-calls/lock-calls.ts',
+    find: 'this.start(context.store.extend([{ keys, token, kind, ttl: this.ttl }]), this.sentAt);',
+    replace:
+      'this.start(context.store.extend([{ keys, token, kind, ttl: Math.ceil(this.ttl / 8) }]), this.sentAt);',
     targets: ALL,
   },
   {
-    id: 'hand-off-of-expired-lease',
-    kind: 'a local hand-off with too little lease left',
-    file: 'lib/engine/hold/lock-release.ts',
-    find: 'if (!queue?.waiting || context.closed || !lock.isHeld) return false;',
-    replace: 'if (!queue?.waiting || context.closed) return false;',
+    id: 'hand-off-unconfirmed',
+    kind: 'a local hand-off of a lease the store no longer holds',
+    file: 'lib/engine/store-calls/lock-calls.ts',
+    find: "const result = found === 'extended' ? 'released' : found!;",
+    replace: "const result = found === 'extended' || found !== 'extended' ? 'released' : found!;",
     targets: ALL,
   },
   {
     id: 'mark-on-foreign-values',
     kind: "the waiters' mark on any value",
     file: 'lib/stores/redis/scripts/lua-helpers.ts',
-    find: "if marked or #token ~= ${TOKEN_CHARS} or string.find(token, '[^%w_%-]') then return end",
-    replace: 'if marked or ${TOKEN_CHARS} < 0 then return end',
+    find: 'if marked or not library_value(holder) then return end',
+    replace: 'if marked then return end',
     targets: REDIS,
   },
   {
     id: 'permission-not-a-refusal',
     kind: 'refusal classification',
     file: 'lib/stores/store-refusals.ts',
-    find: 'if (PERMISSION.test(reply)) return permission(reply, prefix);',
+    find: 'if (PERMISSION.test(reply)) return permission(reply, prefix, keyGrant);',
     replace:
-      "if (PERMISSION.test(reply) && reply.includes('\\n')) return permission(reply, prefix);",
+      "if (PERMISSION.test(reply) && reply.includes('\\n')) return permission(reply, prefix, keyGrant);",
     targets: REDIS,
   },
   {
@@ -227,9 +230,33 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'successor-late-grant-kept',
     kind: 'a late grant accepted',
-    file: 'lib/engine/hold/lock-release.ts',
+    file: 'lib/engine/store-calls/lock-calls.ts',
     find: 'if (grant && isLate(grant)) {',
     replace: 'if (grant && isLate(grant) && grant.expiresAt < 0) {',
+    targets: REDIS,
+  },
+  {
+    id: 'no-lease-margin',
+    kind: 'a local deadline with no margin before the store can free the key',
+    file: 'lib/engine/request/lock-request.ts',
+    find: 'return Math.min(LEASE_MARGIN_MS, ttl / 10);',
+    replace: 'return Math.min(LEASE_MARGIN_MS, ttl / 10) * 0;',
+    targets: ALL,
+  },
+  {
+    id: 'forced-release-unheard',
+    kind: 'a forced release not passed to its holder',
+    file: 'lib/engine/hold/lock-leases.ts',
+    find: 'if (lock.fullKeys.includes(key) && (token === undefined || lock.token === token)) {',
+    replace: "if (lock.fullKeys.includes(key) && token === '') {",
+    targets: ALL,
+  },
+  {
+    id: 'refused-get-read-as-holder',
+    kind: 'refusal classification',
+    file: 'lib/stores/redis/scripts/lua-helpers.ts',
+    find: "if string.sub(value.err, 1, 9) == 'WRONGTYPE' then return '' end",
+    replace: "if string.sub(value.err, 1, 9) ~= '' then return '' end",
     targets: REDIS,
   },
 ];
