@@ -141,6 +141,25 @@ describe('local hand-offs', () => {
     expect(store.releases).toEqual([holder.token, won]);
   });
 
+  it("hands a semaphore's places released together to as many waiters, one each, none given back", async () => {
+    const engine = createEngine();
+    const limit = 2;
+    const holders = [await engine.acquire('k', { limit }), await engine.acquire('k', { limit })];
+    const waiting = [1, 2].map(() => later(engine.acquire('k', { limit })));
+
+    // Released in the same turn: both confirmations are in flight at once.
+    await Promise.all(holders.map((holder) => holder.release()));
+    const locks = await Promise.all(waiting);
+
+    expect(locks.map((lock) => lock.token).sort()).toEqual(holders.map((h) => h.token).sort());
+    expect(locks.every((lock) => lock.isHeld)).toBe(true);
+    expect(store.acquires).toEqual(holders.map((holder) => holder.token));
+    // Had both releases picked the head, the second place would have gone back to the store.
+    expect(store.releases).toEqual([]);
+    for (const lock of locks) expect(await lock.release()).toBe('released');
+    expect(store.inner.keys()).toEqual([]);
+  });
+
   it('with localHandoffs: 0 sends every release through the store, each holder with its token', async () => {
     const engine = createEngine({ localHandoffs: 0 });
     const holder = await engine.acquire('k');

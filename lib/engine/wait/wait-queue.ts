@@ -42,6 +42,8 @@ export interface QueueDriver {
  */
 export class WaitQueue {
   private readonly waiters: Waiter[] = [];
+  /** Waiters a local hand-off is being confirmed for: a semaphore's holders release together. */
+  private readonly handing = new Set<Waiter>();
   private readonly latch = new WakeLatch();
   private queueId?: string;
   /** Locks on this queue's keys held by this process. */
@@ -156,16 +158,18 @@ export class WaitQueue {
 
   /**
    * The waiter that may take over a lock released here (see `LocalHandoffs.mayHandOff`): the
-   * head, if it needs no fence of its own and the lock may be handed off once more here. The
-   * hand-off it gets is confirmed in the store first: until `handOffAnswered`, that call counts
-   * as an attempt in flight (`beginOutsideAttempt`), so that the head does not also try.
+   * first in line that no other hand-off is on its way to, if it needs no fence of its own and
+   * the lock may be handed off once more here. The hand-off it gets is confirmed in the store
+   * first: until `handOffAnswered`, that call counts as an attempt in flight
+   * (`beginOutsideAttempt`), so that the head does not also try.
    */
   nextLocalHolder(): Waiter | undefined {
-    const head = this.waiters[0];
+    const next = this.handing.size === 0 ? this.waiters[0] : this.waiters.find(this.notHanded);
     // A reader waits only for a writer, which must not find the key handed among readers here.
-    if (!head || this.kind.type === 'read' || head.takeOverTtl === undefined) return;
+    if (!next || this.kind.type === 'read' || next.takeOverTtl === undefined) return;
     if (!this.handoffs.mayHandOff(this.holders)) return;
-    return head;
+    this.handing.add(next);
+    return next;
   }
 
   /**
@@ -173,9 +177,12 @@ export class WaitQueue {
    * one (the key was gone, or someone else's), the head tries in the store at once.
    */
   handOffAnswered(waiter: Waiter, grant: Grant | undefined): void {
+    this.handing.delete(waiter);
     if (grant) this.hand(waiter, grant, 'hand-off');
     this.endOutsideAttempt(false);
   }
+
+  private readonly notHanded = (waiter: Waiter): boolean => !this.handing.has(waiter);
 
   /**
    * The head, if a release about to be sent may hand it the key in the same call (see
@@ -302,15 +309,18 @@ export class WaitQueue {
   }
 
   /**
-   * The grant was won with the head's options (ttl, fencing), so only the head may take it. It
-   * came from the store (an attempt), a release here that set a successor lease, or a local
-   * hand-off, which counts towards the hand-offs in a row.
+   * A grant from the store (an attempt) or from a release here that set a successor lease was
+   * won with the head's options (ttl, fencing), so only the head may take it. A local hand-off
+   * was confirmed for its waiter's own lease, wherever it now stands in line; it counts towards
+   * the hand-offs in a row. A grant nobody here can take goes back.
    */
-  private hand(head: Waiter, grant: Grant, from: GrantFrom = 'store'): void {
-    if (this.waiters[0] !== head) return this.driver.discard(this, grant);
-    this.waiters.shift();
+  private hand(waiter: Waiter, grant: Grant, from: GrantFrom = 'store'): void {
+    const at =
+      from === 'hand-off' ? this.waiters.indexOf(waiter) : this.waiters[0] === waiter ? 0 : -1;
+    if (at < 0) return this.driver.discard(this, grant);
+    this.waiters.splice(at, 1);
     this.addHolder(from);
-    head.deliver(grant);
+    waiter.deliver(grant);
   }
 
   private addHolder(from: GrantFrom = 'store'): void {
