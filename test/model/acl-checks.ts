@@ -18,9 +18,15 @@ const names = (refused: string | undefined, command: string): boolean =>
   refused === command ||
   (['eval', 'evalsha'].includes(command) && ['eval', 'evalsha'].includes(refused ?? ''));
 
-/** Someone else really could hold the key: an outside move on it, or a foreign client's lease. */
+/**
+ * Someone else really could hold the key: an outside move on it, a foreign client's lease, or the
+ * lock's own lease ran out before the call ended (then any waiter's grant may be there, even one
+ * given back at once as late, which no section records).
+ */
 function othersCould(history: History, o: OutcomeRecord): boolean {
   const [start, end] = [BigInt(o.start), BigInt(o.end)];
+  const own = history.sections.get(o.id.split('/')[0]!);
+  if (own !== undefined && BigInt(own.deadline) <= end) return true;
   const removed = history.removals.some(
     (r) =>
       (r.keys === undefined || r.keys.some((k) => o.keys.includes(k))) && BigInt(r.from) <= end,
