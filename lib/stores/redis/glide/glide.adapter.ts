@@ -4,10 +4,10 @@ import type {
   ConnectionEvents,
   RedisArg,
   RedisClientPort,
-  ScriptRunner,
   SubscriberConnection,
   SubscriberEvents,
 } from '../redis-client.port.js';
+import { scriptRunner } from '../script-runner.js';
 import { asGlideReply, isConnectionFailure } from './glide-replies.js';
 
 /*
@@ -79,7 +79,7 @@ export function glidePort(client: GlideClientLike): RedisClientPort {
     cluster,
     client,
     send,
-    script: scriptsOf(send),
+    script: scriptRunner(send),
     writable: () => down === undefined,
     status: () => (down ? 'closed' : 'ready'),
     watch: (events) => {
@@ -92,17 +92,6 @@ export function glidePort(client: GlideClientLike): RedisClientPort {
     subscriber: (events) => subscriberOf(client, cluster, events),
     endpoint: () => endpointOfGlide(client, cluster),
     close: async () => client.close(),
-  };
-}
-
-function scriptsOf(send: CommandSender): ScriptRunner {
-  return (script, keys, args, read) => {
-    const command = [script.sha, keys.length, ...keys, ...args];
-    return send('evalsha', command, read).catch((error: Error) => {
-      if (!error.message?.startsWith('NOSCRIPT')) throw error;
-      command[0] = script.body;
-      return send('eval', command, read);
-    }) as Promise<never>;
   };
 }
 

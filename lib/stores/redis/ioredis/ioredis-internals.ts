@@ -1,6 +1,6 @@
 import type * as ioredis from 'ioredis';
 import type { Cluster, Redis } from 'ioredis';
-import type { CommandSender, RedisArg, ReplyReader, ScriptRunner } from '../redis-client.port.js';
+import type { CommandSender, RedisArg, ReplyReader } from '../redis-client.port.js';
 
 /**
  * Every use the library makes of ioredis beyond its documented API is in this file, which only
@@ -178,19 +178,6 @@ export function ioredisSender(
       }
     }
     return send(command, args, read);
-  };
-}
-
-/** EVALSHA, then EVAL with the body on NOSCRIPT (see `ScriptRunner`), through `send`. */
-export function ioredisScripts(send: CommandSender): ScriptRunner {
-  return (script, keys, args, read) => {
-    const command = [script.sha, keys.length, ...keys, ...args];
-    const retry = (error: unknown): Promise<never> => {
-      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-      command[0] = script.body;
-      return send('eval', command, read) as Promise<never>;
-    };
-    return send('evalsha', command, read).catch(retry) as Promise<never>;
   };
 }
 

@@ -10,7 +10,6 @@ import { closeConnection } from './close-connection.js';
 import { endpointOf } from './endpoint.js';
 import { internalsOf } from './ioredis-checks.js';
 import {
-  ioredisScripts,
   ioredisSender,
   loadIoredis,
   writableCheck,
@@ -18,6 +17,7 @@ import {
   type IoredisClient,
 } from './ioredis-internals.js';
 import { OWNED_DISCONNECT_TIMEOUT_MS } from './owned-client.js';
+import { scriptRunner } from '../script-runner.js';
 import { downReason } from './tls-handshake.js';
 
 /**
@@ -66,7 +66,7 @@ export function ioredisPort(client: IoredisClient): RedisClientPort {
     cluster,
     client,
     send,
-    script: ioredisScripts(send),
+    script: scriptRunner(send),
     writable: writableCheck(client, internals().socket),
     status: (): ConnectionStatus => statusOf(client.status),
     watch: ({ ready, down }) => {
@@ -88,7 +88,7 @@ export function ioredisPort(client: IoredisClient): RedisClientPort {
     ready: () =>
       loadIoredis().then(() => {
         const faster = senderOf();
-        Object.assign(port, { send: faster, script: ioredisScripts(faster) });
+        Object.assign(port, { send: faster, script: scriptRunner(faster) });
         port.writable = writableCheck(client, internals().socket);
       }),
     scan: (match, count) => scanNodes(client, match, count),

@@ -3,10 +3,10 @@ import type {
   ConnectionStatus,
   RedisArg,
   RedisClientPort,
-  ScriptRunner,
   SubscriberConnection,
   SubscriberEvents,
 } from '../redis-client.port.js';
+import { scriptRunner } from '../script-runner.js';
 import {
   asErrorReply,
   closeNodeRedis,
@@ -68,17 +68,6 @@ function senderOf(client: NodeRedisClientLike, form: Form): CommandSender {
   return (command, args, read) => call(command, args).then(read, reject);
 }
 
-function scriptsOf(send: CommandSender): ScriptRunner {
-  return (script, keys, args, read) => {
-    const command = [script.sha, keys.length, ...keys, ...args];
-    return send('evalsha', command, read).catch((error: Error) => {
-      if (!error.message?.startsWith('NOSCRIPT')) throw error;
-      command[0] = script.body;
-      return send('eval', command, read);
-    }) as Promise<never>;
-  };
-}
-
 export function nodeRedisPort(client: NodeRedisClientLike): RedisClientPort {
   const form = nodeRedisForm(client);
   const send = senderOf(client, form);
@@ -87,7 +76,7 @@ export function nodeRedisPort(client: NodeRedisClientLike): RedisClientPort {
     cluster: form === 'cluster',
     client,
     send,
-    script: scriptsOf(send),
+    script: scriptRunner(send),
     writable: () => client.isReady,
     status: (): ConnectionStatus =>
       client.isReady ? 'ready' : client.isOpen ? 'connecting' : 'idle',
