@@ -1,4 +1,5 @@
 import Redlock, { ExecutionError, type Settings } from 'redlock';
+import type { Redis } from 'ioredis';
 import { connect, quit } from './connect.js';
 import type { Contender, Tuning } from './contender.js';
 
@@ -7,14 +8,26 @@ import type { Contender, Tuning } from './contender.js';
  * about 2 s of retrying). `hot-key`: retry for ever every 10 ± 5 ms, the same cadence as
  * redis-semaphore's default poll, so every waiter eventually gets the key.
  */
-const HOT_KEY: Partial<Settings> = { retryCount: -1, retryDelay: 10, retryJitter: 5 };
+export const HOT_KEY = { retryCount: -1, retryDelay: 10, retryJitter: 5 } as const;
 
-export async function createRedlock(url: string, tuning: Tuning): Promise<Contender> {
-  const client = await connect(url);
-  const settings = tuning === 'hot-key' ? HOT_KEY : {};
-  const redlock = new Redlock([client], settings);
+/** What node-redlock and its fork share: an acquire that retries by its settings. */
+export interface RedlockLike {
+  acquire(keys: string[], ttl: number): Promise<{ release(): Promise<unknown> }>;
+}
+
+/**
+ * A contender over node-redlock or its fork on `client`: `refused` tells the error of a lock
+ * not acquired within its retries from a failure.
+ */
+export function redlockContender(
+  name: string,
+  client: Redis,
+  redlock: RedlockLike,
+  refused: (error: unknown) => boolean,
+  tuning: Tuning,
+): Contender {
   return {
-    name: 'redlock',
+    name,
     settings:
       tuning === 'hot-key'
         ? 'retryCount -1 (for ever), retryDelay 10 ms, retryJitter 5 ms'
@@ -25,10 +38,17 @@ export async function createRedlock(url: string, tuning: Tuning): Promise<Conten
         const lock = await redlock.acquire([key], ttl);
         return { release: async () => void (await lock.release()) };
       } catch (error) {
-        if (error instanceof ExecutionError) return undefined;
+        if (refused(error)) return undefined;
         throw error;
       }
     },
     close: () => quit(client),
   };
+}
+
+export async function createRedlock(url: string, tuning: Tuning): Promise<Contender> {
+  const client = await connect(url);
+  const settings: Partial<Settings> = tuning === 'hot-key' ? HOT_KEY : {};
+  const redlock = new Redlock([client], settings);
+  return redlockContender('redlock', client, redlock, (e) => e instanceof ExecutionError, tuning);
 }

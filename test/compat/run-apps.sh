@@ -10,40 +10,12 @@
 # complete app, pasted in as src/readme-app.ts, must pass as the apps' own files do.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$(mktemp -d "${TMPDIR:-/tmp}/nest-apps.XXXXXX")"
-redis_pid=""
-app_pid=""
-
-cleanup() {
-  for pid in "$app_pid" "$redis_pid"; do
-    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-free_port() {
-  node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => {
-    console.log(s.address().port); s.close(); });"
-}
+source "$(dirname "$0")/compat-run.sh" nest-apps
 
 echo "== nest apps: pack"
-cd "$root"
-# CI has just built dist/ (and checked its types): COMPAT_BUILT=1 packs that build as it is.
-[[ -n "${COMPAT_BUILT:-}" ]] || npm run build --silent
-tgz="$work/$(npm pack --silent --ignore-scripts --pack-destination "$work" | tail -n 1)"
+pack
 
-port="$(free_port)"
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 </dev/null &
-redis_pid=$!
-disown "$redis_pid"
-for _ in $(seq 100); do
-  grep -q 'Ready to accept connections' "$work/redis.log" 2>/dev/null && break
-  sleep 0.05
-done
+start_redis
 export REDIS_URL="redis://127.0.0.1:$port"
 
 # The first TypeScript block after "## A complete app" in the README: what users paste.
@@ -91,6 +63,7 @@ run_app() {
   # shellcheck disable=SC2086 # the flags are words
   PORT="$app_port" node $node_flags dist/main </dev/null >"$work/$app.log" 2>&1 &
   app_pid=$!
+  started+=("$app_pid")
   disown "$app_pid"
   for _ in $(seq 100); do
     answer="$(curl -s "http://127.0.0.1:$app_port/" || true)"

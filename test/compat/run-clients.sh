@@ -7,40 +7,12 @@
 # redis-server. One npm ci per NestJS major: each client goes into a copy of that tree.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$(mktemp -d "${TMPDIR:-/tmp}/nest-clients.XXXXXX")"
-redis_pid=""
-
-cleanup() {
-  if [[ -n "$redis_pid" ]] && kill -0 "$redis_pid" 2>/dev/null; then
-    kill -KILL "$redis_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-now() { date +%s.%N; }
-since() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f s", e - s }'; }
+source "$(dirname "$0")/compat-run.sh" nest-clients
 
 echo "== client apps: pack"
-cd "$root"
-# CI has just built dist/ (and checked its types): COMPAT_BUILT=1 packs that build as it is.
-[[ -n "${COMPAT_BUILT:-}" ]] || npm run build --silent
-tgz="$work/$(npm pack --silent --ignore-scripts --pack-destination "$work" | tail -n 1)"
+pack
 
-port="$(node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => {
-  console.log(s.address().port); s.close(); });")"
-: >"$work/redis.log"
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 </dev/null &
-redis_pid=$!
-disown "$redis_pid"
-for _ in $(seq 100); do
-  grep -q 'Ready to accept connections' "$work/redis.log" && break
-  sleep 0.05
-done
-grep -q 'Ready to accept connections' "$work/redis.log" || { echo "redis-server did not start" >&2; exit 1; }
+start_redis
 
 # The tree of one NestJS major, from its lockfile: NestJS, rxjs, reflect-metadata, no client.
 base() {

@@ -5,33 +5,11 @@
 # root's node_modules (NestJS 12): the library gets its @nestjs/* from nest11/'s lockfile.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$(mktemp -d "${TMPDIR:-/tmp}/nest11-compat.XXXXXX")"
-redis_pid=""
-
-cleanup() {
-  # The app kills redis on purpose; this covers every other way out (failure, Ctrl-C).
-  if [[ -n "$redis_pid" ]] && kill -0 "$redis_pid" 2>/dev/null; then
-    kill -KILL "$redis_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-# Without these, a signal would end bash without running the EXIT trap.
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-now() { date +%s.%N; }
-since() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f s", e - s }'; }
-
-command -v redis-server >/dev/null || { echo "redis-server not found (apt-get install redis-server)" >&2; exit 1; }
+source "$(dirname "$0")/compat-run.sh" nest11-compat
 
 echo "== nest11 compat: build and pack"
 t=$(now)
-cd "$root"
-# CI has just built dist/ (and checked its types): COMPAT_BUILT=1 packs that build as it is.
-[[ -n "${COMPAT_BUILT:-}" ]] || npm run build --silent
-tgz="$work/$(npm pack --silent --ignore-scripts --pack-destination "$work" | tail -n 1)"
+pack
 echo "   packed $(basename "$tgz") in $(since "$t")"
 
 echo "== nest11 compat: install (npm ci, then the tarball)"
@@ -46,19 +24,7 @@ npm install --no-save --no-audit --no-fund --loglevel=error "$tgz" </dev/null
 echo "   installed in $(since "$t")"
 
 echo "== nest11 compat: run against redis-server"
-port="$(node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => {
-  console.log(s.address().port); s.close(); });")"
-: >"$work/redis.log" # exists before the first grep below, however fast that runs
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-  >"$work/redis.log" 2>&1 </dev/null &
-redis_pid=$!
-disown "$redis_pid" # the app's SIGKILL is expected: no "Killed" job notice from bash
-for _ in $(seq 100); do
-  grep -q 'Ready to accept connections' "$work/redis.log" && break
-  kill -0 "$redis_pid" 2>/dev/null || { cat "$work/redis.log" >&2; exit 1; }
-  sleep 0.05
-done
-grep -q 'Ready to accept connections' "$work/redis.log" || { echo "redis-server did not start" >&2; exit 1; }
+start_redis
 
 echo "== nest11 compat: a CommonJS consumer, without require(esm) and with Node's defaults"
 REDIS_PORT="$port" node --no-experimental-require-module consumer.cjs </dev/null
