@@ -20,6 +20,15 @@ const blocks = (holder: LockKind, waiter: LockKind): boolean =>
   !(holder.type === 'semaphore' && waiter.type === 'semaphore' && holder.limit === waiter.limit);
 
 /**
+ * Whether `section`'s release failed in the store (refused by a revoked grant, or Redis out of
+ * reach): its key then stays held for the rest of its lease.
+ */
+function releaseFailed(history: History, section: SectionRecord): boolean {
+  const calls = [...history.outcomesOf(section.id), ...history.outcomesOf(`${section.id}/release`)];
+  return calls.some((o) => o.result === 'store' && BigInt(o.end) >= BigInt(section.leave ?? o.end));
+}
+
+/**
  * Longest stretch in [from, to] in which `waiter` could have had every key it asked for: no
  * blocking holder inside, and fewer semaphore holders than its limit. A holder blocks until it
  * left plus the release's round trip, or until its `minHold` ran out.
@@ -30,6 +39,8 @@ function longestFree(history: History, waiter: OutcomeRecord, from: bigint, to: 
     if (s.id === waiter.id || !s.keys.some((key) => waiter.keys.includes(key))) continue;
     const enter = BigInt(s.enter);
     let end = sectionEnd(s, to) + BigInt(RELEASE_MS) * MS;
+    // A release that failed in the store leaves the key held for the rest of its lease.
+    if (releaseFailed(history, s)) end = BigInt(s.deadline) < to ? BigInt(s.deadline) : to;
     if (s.minHold !== undefined && enter + BigInt(s.minHold) * MS + BigInt(RELEASE_MS) * MS > end)
       end = enter + BigInt(s.minHold + RELEASE_MS) * MS;
     const sameLimit =
@@ -92,6 +103,12 @@ export function livenessViolations(
   // Faults, outside moves and long stalls alike: a moved world owes no bounded wait.
   const anyFault = (from: bigint, to: bigint): boolean =>
     setup.services.some((_, svc) => history.faulted(svc, from, to)) || history.anyFault(from, to);
+  // A restart with persistence brings back leases its snapshot held and that were released
+  // since; nobody releases them again, so they stay for their whole ttl: the world stays moved.
+  const restored = history.removals
+    .filter((r) => r.kind === 'restart with persistence')
+    .map((r) => BigInt(r.from));
+  const movedFrom = restored.length > 0 ? restored.reduce((a, b) => (a < b ? a : b)) : undefined;
   const maxPoll = Math.max(...setup.services.map((s) => s.pollCap));
   const handoffs = Math.max(...setup.services.map((s) => s.localHandoffs));
   for (const o of history.outcomes) {
@@ -102,6 +119,7 @@ export function livenessViolations(
       to === undefined ||
       to <= from ||
       anyFault(BigInt(o.start), to) ||
+      (movedFrom !== undefined && to > movedFrom) ||
       queuedBehindOwn(history, o)
     )
       continue;

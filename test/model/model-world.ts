@@ -133,11 +133,13 @@ export class World {
         break;
       default:
         // A service's own moves (its forced release, its stalls) run in the service; a forced
-        // release counts from when it is sent, until its answer comes back.
-        if (op.type === 'force' && op.via === 'service' && !this.dead.has(op.svc)) {
+        // release counts from when it is sent, until its answer comes back. The admin CLI's
+        // is a move of the world, in a process of its own.
+        if (op.type === 'force' && op.via === 'service') {
+          if (this.dead.has(op.svc)) break;
           this.history.removalStarted('forceRelease', [op.key], op.svc);
           this.runIn(op.svc, op);
-        } else if (op.type === 'stall' || op.type === 'force') this.runIn(op.svc, op);
+        } else if (op.type === 'stall') this.runIn(op.svc, op);
         else if (WORLD_OP_TYPES.has(op.type)) await this.moves.apply(op as WorldOp);
         else this.runIn((op as { svc: number }).svc, op);
     }
