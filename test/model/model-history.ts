@@ -171,6 +171,17 @@ export class History {
     return claim;
   }
 
+  /** The latest deadline `section` claimed up to `at`. */
+  claimUntil(section: SectionRecord, at: bigint): bigint {
+    const claims = section.claims;
+    if (!claims) return BigInt(section.deadline);
+    let claim = BigInt(claims[0]![1]);
+    for (const [when, value] of claims) {
+      if (BigInt(when) <= at && BigInt(value) > claim) claim = BigInt(value);
+    }
+    return claim;
+  }
+
   /** The section that took `section`'s lease over from it by a local hand-off, if one did. */
   handedOffTo(section: SectionRecord): SectionRecord | undefined {
     let next: SectionRecord | undefined;

@@ -12,7 +12,7 @@ import {
   MEASURE_MS,
   REPORT_SLACK_MS,
 } from './lease-bounds.js';
-import type { History } from './model-history.js';
+import { FAULT_TAIL, type History } from './model-history.js';
 import {
   FOREIGN,
   ms,
@@ -81,10 +81,13 @@ function unreported(history: History, at: bigint): string[] {
     if (section.svc === FOREIGN) continue;
     for (const removal of removalsOf(history, section, 'surely')) {
       const [from, to] = [BigInt(removal.from), BigInt(removal.to)];
-      // Its deadline as it stood when the lease was removed: a renewal that "succeeded" since
-      // renewed nothing.
-      const claim = history.claimAt(section, to);
       const { svc } = section;
+      // Its deadline as it stood when the lease was removed: a renewal that "succeeded" since
+      // renewed nothing. But a PEXPIRE applied before the removal and answered after it, late
+      // under a fault on its service, moved the deadline rightly: the claims until then count.
+      const claim = history.faulted(svc, from, to)
+        ? history.claimUntil(section, to + FAULT_TAIL)
+        : history.claimAt(section, to);
       if (history.frozen(svc, from, claim)) continue;
       // The forced bound holds unless a fault was on the holder's service: then its deadline.
       const hindered =
