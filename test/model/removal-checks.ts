@@ -75,6 +75,9 @@ export function reportedAt(history: History, section: SectionRecord): bigint | u
   return times.length === 0 ? undefined : times.reduce((a, b) => (a < b ? a : b));
 }
 
+/** A PEXPIRE sent before a removal is answered, and its deadline sampled, within this long. */
+const ANSWER_MS = 50;
+
 function unreported(history: History, at: bigint): string[] {
   const found: string[] = [];
   for (const section of history.sections.values()) {
@@ -83,11 +86,13 @@ function unreported(history: History, at: bigint): string[] {
       const [from, to] = [BigInt(removal.from), BigInt(removal.to)];
       const { svc } = section;
       // Its deadline as it stood when the lease was removed: a renewal that "succeeded" since
-      // renewed nothing. But a PEXPIRE applied before the removal and answered after it, late
-      // under a fault on its service, moved the deadline rightly: the claims until then count.
-      const claim = history.faulted(svc, from, to)
-        ? history.claimUntil(section, to + FAULT_TAIL)
-        : history.claimAt(section, to);
+      // renewed nothing. But a PEXPIRE applied before the removal and answered after it moved
+      // the deadline rightly: the claims until its answer count (a reply's time, or as long as
+      // a fault on its service held replies back).
+      const claim = history.claimUntil(
+        section,
+        to + (history.faulted(svc, from, to) ? FAULT_TAIL : ms(ANSWER_MS)),
+      );
       if (history.frozen(svc, from, claim)) continue;
       // The forced bound holds unless a fault was on the holder's service: then its deadline.
       const hindered =
