@@ -6,6 +6,7 @@ import type {
   SubscriberConnection,
   SubscriberEvents,
 } from '../redis-client.port.js';
+import { scriptRunner } from '../script-runner.js';
 import { closeConnection } from './close-connection.js';
 import { endpointOf } from './endpoint.js';
 import { internalsOf } from './ioredis-checks.js';
@@ -17,7 +18,6 @@ import {
   type IoredisClient,
 } from './ioredis-internals.js';
 import { OWNED_DISCONNECT_TIMEOUT_MS } from './owned-client.js';
-import { scriptRunner } from '../script-runner.js';
 import { downReason } from './tls-handshake.js';
 
 /**

@@ -14,15 +14,17 @@ import { lua, publishing } from './lua-script.js';
  * The release of keys others may wait for: those of a lock of several keys, or a key with a
  * waiter in the releasing process (the rest go by RELEASE_UNWATCHED).
  * Compare-and-delete; each released key whose value carries the waiters' mark goes to the next
- * process in its turn list, if any, and the listeners ahead of it are woken (see PASS_TURN). With nobody else in the list, a single
- * key may go straight to the releasing process's next waiter (the successor), which saves it a
- * round trip. With listeners but no process in line, the key is freed for all to try: a
- * successor would keep it in this process for as long as it has waiters.
+ * process in its turn list, if any, and the listeners ahead of it are woken (see PASS_TURN).
+ * With nobody else in the list, a single key may go straight to the releasing process's next
+ * waiter (the successor), which saves it a round trip. With listeners but no process in line,
+ * the key is freed for all to try: a successor would keep it in this process for as long as it
+ * has waiters.
  * KEYS: the n lock keys, then their n turn lists. ARGV[1]: owner token. Optional, left off
- * when nobody waits here: ARGV[2]: the releasing queue's id, put back at the end of the turn list when
- * the key went to another process ('' for none); ARGV[3]: the successor's token ('' for none);
- * ARGV[4]: its ttl in ms.
- * Returns one integer (a table reply costs more than the rest of the script; see `releaseReport`):
+ * when nobody waits here: ARGV[2]: the releasing queue's id, put back at the end of the turn
+ * list when the key went to another process ('' for none); ARGV[3]: the successor's token ('' for
+ * none); ARGV[4]: its ttl in ms.
+ * Returns one integer (a table reply costs more than the rest of the script; see
+ * `releaseReport`):
  * (outcome + 1) + 4 * succeeded + 8 * turned + 16 * subscribers, where outcome is 1 if every key
  * was ours and is released, 0 if one had expired (and none was stolen), -1 if another owner
  * holds one (left untouched); succeeded is 1 if the successor now holds the key; turned is 1 if
